@@ -1,0 +1,56 @@
+"""`ndb`: the one console script. Front-end commands live here; backend ones come from model_backend."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from model_backend import cli as backend_cli
+
+app = typer.Typer(
+    name="ndb",
+    help="Neural Debug: a Python debugger whose debuggee is a language model.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+backend_cli.register(app)
+
+
+@app.command()
+def dap(
+    port: Annotated[int | None, typer.Option("--port", help="Serve DAP over TCP on this port instead of stdio.")] = None,
+    host: Annotated[str, typer.Option("--host", help="Address to bind with --port (loopback unless you say otherwise).")] = "127.0.0.1",
+    log_file: Annotated[str | None, typer.Option("--log-file", help="Write a protocol log to this file.")] = None,
+) -> None:
+    """Run the Debug Adapter Protocol server (stdio by default, as VS Code starts it)."""
+    from dap_server import server
+
+    if port is None:
+        server.serve_stdio(log_file=log_file)
+    else:
+        server.serve_tcp(host=host, port=port, log_file=log_file)
+
+
+@app.command()
+def debug(
+    program: backend_cli.ProgramArg,
+    entry: backend_cli.EntryOpt = None,
+    engine: Annotated[str, typer.Option("--engine", help="neural (default) or oracle")] = "neural",
+    model: Annotated[str | None, typer.Option("--model", help="Checkpoint directory (default: the shipped model).")] = None,
+    worker: Annotated[str | None, typer.Option("--worker", help="ws:// URL of a model worker.")] = None,
+) -> None:
+    """Debug PROGRAM in the terminal with pdb's commands, plus `back` and `rc` to step backwards."""
+    from dap_server.terminal import run_terminal
+
+    backend_cli.load_program(program, entry)  # a bad path or syntax error: one line, exit 2
+    raise typer.Exit(run_terminal(str(program), entry, engine, model, worker))
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""Backend commands of `ndb`: trace, step, dsl (and, as they land, data, train, eval, worker, bench).
+
+Errors a user can cause (bad path, syntax error, failing entry, unknown action) print one line on
+stderr and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from model_backend.engine.base import EngineError
+from model_backend.program import Program, ProgramError
+from model_backend.state import Action
+
+ProgramArg = Annotated[Path, typer.Argument(help="The Python script to debug.", show_default=False)]
+EntryOpt = Annotated[
+    str | None, typer.Option("--entry", help="Call expression evaluated after the script's definitions, e.g. 'f([1, 2])'.")
+]
+
+
+def fail(message: str) -> NoReturn:
+    typer.echo(f"ndb: error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def load_program(path: Path, entry: str | None) -> Program:
+    try:
+        return Program.load(path, entry)
+    except ProgramError as exc:
+        fail(str(exc))
+
+
+def parse_actions(text: str) -> list[Action]:
+    # `breakpoint:12,15` would be split by the comma list: rejoin numbers that follow a breakpoint.
+    parts, merged = [p.strip() for p in text.split(",") if p.strip()], []
+    for part in parts:
+        if part.isdigit() and merged and merged[-1].startswith("breakpoint:"):
+            merged[-1] += "," + part
+        else:
+            merged.append(part)
+    try:
+        return [Action.parse(item) for item in merged]
+    except ValueError as exc:
+        fail(str(exc))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def trace(program: ProgramArg, entry: EntryOpt = None) -> None:
+        """Run PROGRAM in the sandbox and print the recorded states, one JSON object a line."""
+        from model_backend.sandbox import run_trace
+
+        prog = load_program(program, entry)
+        result = run_trace(prog)
+        if not result.events and result.exit == "error" and entry is not None:
+            fail(f"the entry expression {entry!r} failed: {result.exit_reason}")
+        for event in result.events:
+            sys.stdout.write(event.model_dump_json() + "\n")
+        sys.stdout.write(json.dumps({"exit": result.exit, "reason": result.exit_reason}) + "\n")
+
+    @app.command()
+    def step(
+        program: ProgramArg,
+        actions: Annotated[str, typer.Option("--actions", help="Comma-separated: step_into, step_over, step_return, breakpoint:12, continue, inv_step_into, inv_step_over, inv_step_call.")],
+        entry: EntryOpt = None,
+        start: Annotated[str, typer.Option("--start", help="entry or exit")] = "entry",
+        engine: Annotated[str, typer.Option("--engine", help="oracle or neural")] = "oracle",
+        model: Annotated[str | None, typer.Option("--model", help="Checkpoint directory (neural engine).")] = None,
+    ) -> None:
+        """Print the initial state, then the state after each action: one JSON object a line."""
+        from model_backend.engine import create_engine
+
+        if start not in ("entry", "exit"):
+            fail(f"--start must be 'entry' or 'exit', not {start!r}")
+        prog = load_program(program, entry)
+        action_list = parse_actions(actions)
+        try:
+            eng = create_engine(engine, model=model)
+            sys.stdout.write(json.dumps(eng.start(prog, start).step_record(None)) + "\n")  # type: ignore[arg-type]
+            for action in action_list:
+                sys.stdout.write(json.dumps(eng.step(action).step_record(action)) + "\n")
+        except EngineError as exc:
+            fail(str(exc))

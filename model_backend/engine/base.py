@@ -1,0 +1,59 @@
+"""The engine interface: a paused program that moves under debugger actions.
+
+The debug adapter and the terminal debugger know only this class. The oracle engine answers from a
+real (sandboxed) trace; the neural engine predicts the same states with a model. Engines never raise
+for a bad prediction: they return a State whose `error` says what went wrong.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Literal
+
+from model_backend.program import Program
+from model_backend.state import Action, State
+
+StartAt = Literal["entry", "exit"]
+
+
+class EngineError(RuntimeError):
+    """A request the engine cannot serve (not started, program failed to load, worker gone, ...)."""
+
+
+class Engine(ABC):
+    """One debugging session's debuggee."""
+
+    name: str = "engine"
+
+    @abstractmethod
+    def start(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> State:
+        """Load the program and return its first state.
+
+        at="entry": the first line of the module, or the call event of the entry function.
+        at="exit": the last recorded state (the entry function's return event, holding the output).
+        A neural engine cannot compute that state without running the program, so it takes it from
+        `known_exit` (e.g. a return state built from a known output); the oracle computes it.
+        """
+
+    @abstractmethod
+    def step(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> State:
+        """Apply one debugger action to the current state and return the new current state.
+
+        `breakpoints` are the IDE's breakpoint lines: forward actions also stop on them, as pdb does
+        (`continue` then means "run to the nearest breakpoint"). Inverse actions ignore them.
+        """
+
+    @property
+    @abstractmethod
+    def state(self) -> State:
+        """The current state (raises EngineError before start)."""
+
+    @abstractmethod
+    def set_variable(self, name: str, value: str) -> State:
+        """Replace a local of the current frame by the value of the Python literal `value`.
+
+        Later states are conditioned on the new value. Returns the updated current state.
+        """
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources (processes, connections)."""

@@ -1,0 +1,86 @@
+"""The oracle engine: answers every action from a real, sandboxed trace of the program.
+
+It is the ground truth the neural engine is measured against, and it makes the debug adapter
+testable without a model. It runs the user's program, so only inside the sandbox.
+"""
+
+from __future__ import annotations
+
+from model_backend.engine.base import Engine, EngineError, StartAt
+from model_backend.mdp import BdbState, TraceMDP
+from model_backend.program import Program
+from model_backend.sandbox import Limits, Patch, run_trace
+from model_backend.state import Action, State
+
+
+class OracleEngine(Engine):
+    name = "oracle"
+
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
+        self.program: Program | None = None
+        self.mdp: TraceMDP | None = None
+        self.position = 0
+        self.bdb = BdbState()
+        self.patches: list[Patch] = []
+        self._state: State | None = None
+
+    def start(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> State:
+        self.program, self.patches = program, []
+        result = run_trace(program, self.limits)
+        if not result.events and result.exit == "error" and program.entry is not None:
+            raise EngineError(f"the entry expression {program.entry!r} failed: {result.exit_reason}")
+        self.mdp = TraceMDP(result)
+        self.position = self.mdp.start_position(at)
+        self.bdb = BdbState()
+        stdout = "".join(e.stdout for e in result.events[:1])
+        self._state = self.mdp.state(self.position, stdout=stdout)
+        return self._state
+
+    @property
+    def state(self) -> State:
+        if self._state is None:
+            raise EngineError("the engine has not been started")
+        return self._state
+
+    def step(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> State:
+        if self.mdp is None:
+            raise EngineError("the engine has not been started")
+        self.position, stdout = self.mdp.step(self.position, action, breakpoints, self.bdb)
+        self._state = self.mdp.state(self.position, stdout=stdout)
+        return self._state
+
+    def set_variable(self, name: str, value: str) -> State:
+        if self.mdp is None or self.program is None:
+            raise EngineError("the engine has not been started")
+        node = self.mdp.nodes[self.position]
+        if node.kind != "event" or self.mdp.events[node.index].event not in ("call", "line"):
+            raise EngineError("variables can be set only when paused at a call or a line")
+        if name not in self.state.locals:
+            raise EngineError(f"no variable named {name!r} in the current frame")
+        try:
+            compile(value, "<value>", "eval")
+        except SyntaxError as exc:
+            raise EngineError(f"{value!r} is not a Python expression: {exc.msg}") from None
+        index = node.index
+        patches = [p for p in self.patches if p.index != index or p.name != name]
+        patches.append(Patch(index=index, name=name, value=value))
+        result = run_trace(self.program, self.limits, patches)
+        if len(result.events) <= index or result.events[index].line != self.mdp.events[index].line:
+            raise EngineError("the program did not reach the same point again (is it deterministic?)")
+        if name not in result.events[index].locals:
+            raise EngineError(f"could not set {name!r}: {result.exit_reason or 'the value did not stick'}")
+        self.patches = patches
+        self.mdp = TraceMDP(result)
+        self.position = self.mdp.node_of_event[index]
+        self._state = self.mdp.state(self.position)
+        return self._state
+
+
+def run_steps(program: Program, actions: list[Action], start: StartAt = "entry") -> list[dict[str, object]]:
+    """What `ndb step` prints: the initial state, then the state after each action (full locals)."""
+    engine = OracleEngine()
+    records = [engine.start(program, start).step_record(None)]
+    for action in actions:
+        records.append(engine.step(action).step_record(action))
+    return records

@@ -1,0 +1,47 @@
+"""A program to debug: a script's source, where it came from, and an optional entry call."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from pydantic import BaseModel
+
+
+class ProgramError(ValueError):
+    """The program cannot be debugged as given (missing file, syntax error, bad entry expression)."""
+
+
+class Program(BaseModel):
+    source: str
+    path: str = "<program>"  # shown in stack frames; the file is never executed from this path
+    entry: str | None = None  # an expression such as `f([1, 2])`, evaluated after the script's definitions
+
+    @classmethod
+    def load(cls, path: str | Path, entry: str | None = None) -> Program:
+        p = Path(path)
+        try:
+            source = p.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ProgramError(f"no such file: {path}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ProgramError(f"cannot read {path}: {exc}") from None
+        program = cls(source=source, path=str(p.resolve()), entry=entry)
+        program.check()
+        return program
+
+    def check(self) -> None:
+        """Raise ProgramError for a syntax error in the script or the entry expression."""
+        try:
+            ast.parse(self.source, filename=self.path)
+        except SyntaxError as exc:
+            raise ProgramError(f"syntax error in {self.path} line {exc.lineno}: {exc.msg}") from None
+        if self.entry is not None:
+            try:
+                ast.parse(self.entry, mode="eval")
+            except SyntaxError as exc:
+                raise ProgramError(f"entry {self.entry!r} is not an expression: {exc.msg}") from None
+
+    @property
+    def lines(self) -> list[str]:
+        return self.source.splitlines()

@@ -1,0 +1,294 @@
+"""The recording tracer. Runs INSIDE the sandbox child process only; standard library only.
+
+Usage (by model_backend.sandbox): `python -I tracer.py REQUEST.json OUT_FD`. The request names the
+program, entry expression and limits. Every recorded event is written to OUT_FD as one JSON line,
+then one final {"end": ...} line. The parent survives whatever the program does: events stream out as
+they happen, so a killed child still leaves its trace behind.
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+import json
+import os
+import re
+import sys
+import time
+import types
+from typing import Any
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
+_FLUSH_EVERY = 64  # events between flushes of the output pipe
+
+
+class _StopTracing(BaseException):
+    """Never raised into user code; used only to unwind our own driver."""
+
+
+def safe_repr(value: object, max_len: int) -> str:
+    """repr() that never raises, hides memory addresses (they differ per run) and is cut at max_len."""
+    try:
+        text = repr(value)
+    except BaseException as exc:  # a user __repr__ may raise anything
+        text = f"<repr failed: {type(exc).__name__}>"
+    if not isinstance(text, str):
+        text = "<repr failed: not a string>"
+    text = _ADDRESS.sub("", text)
+    if len(text) > max_len:
+        text = text[:max_len] + "..."
+    return text
+
+
+class _Capture(io.TextIOBase):
+    """sys.stdout replacement: keeps what the program prints until the next event takes it."""
+
+    def __init__(self, limit: int) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.limit = limit
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if self.size < self.limit:
+            self.parts.append(text[: self.limit - self.size])
+            self.size += len(text)
+        return len(text)
+
+    def take(self) -> str:
+        text = "".join(self.parts)
+        self.parts.clear()
+        return text
+
+
+class Recorder:
+    def __init__(self, path: str, out: io.TextIOBase, cfg: dict[str, Any]) -> None:
+        self.path = path
+        self.out = out
+        self.max_events: int = cfg["max_events"]
+        self.max_repr: int = cfg["max_repr"]
+        self.deadline = time.monotonic() + cfg["time_limit"]
+        self.patches: dict[int, list[tuple[str, str]]] = {}
+        for p in cfg.get("patches", []):
+            self.patches.setdefault(p["index"], []).append((p["name"], p["value"]))
+        self.capture = _Capture(cfg["max_stdout"])
+        self.count = 0
+        self.frame_ids: dict[int, int] = {}  # id(frame) -> our id, for live frames
+        self.generator_frames: list[types.FrameType] = []  # kept alive so their id() is never reused
+        self.next_id = 0
+        self.locals_to_fast: Any = None  # bound before the audit hook forbids ctypes
+
+    # ---- helpers -------------------------------------------------------------------------------
+    def is_user(self, frame: types.FrameType | None) -> bool:
+        return frame is not None and frame.f_code.co_filename == self.path
+
+    def frame_id(self, frame: types.FrameType) -> int:
+        key = id(frame)
+        if key not in self.frame_ids:
+            self.frame_ids[key] = self.next_id
+            self.next_id += 1
+            if frame.f_code.co_flags & _GENERATOR_FLAGS:
+                self.generator_frames.append(frame)
+        return self.frame_ids[key]
+
+    def user_stack(self, frame: types.FrameType) -> list[types.FrameType]:
+        stack = []
+        f: types.FrameType | None = frame
+        while f is not None:
+            if self.is_user(f):
+                stack.append(f)
+            f = f.f_back
+        stack.reverse()
+        return stack
+
+    def visible_locals(self, frame: types.FrameType) -> dict[str, str]:
+        names = frame.f_locals
+        # Module and class bodies: only the names the user defined (not dunders, not imported modules).
+        namespace = frame.f_code.co_name == "<module>" or not (frame.f_code.co_flags & 0x02)  # CO_NEWLOCALS
+        result = {}
+        for name, value in list(names.items()):
+            if namespace and (
+                (name.startswith("__") and name.endswith("__")) or isinstance(value, types.ModuleType)
+            ):
+                continue
+            result[name] = safe_repr(value, self.max_repr)
+        return result
+
+    def source_line(self, lineno: int) -> str:
+        lines = self.lines
+        return lines[lineno - 1] if 0 < lineno <= len(lines) else ""
+
+    def apply_patches(self, frame: types.FrameType, index: int) -> None:
+        for name, value_text in self.patches.get(index, []):
+            value = eval(value_text, frame.f_globals, dict(frame.f_locals))  # oracle mode runs user code
+            frame.f_locals[name] = value
+            if self.locals_to_fast is not None and frame.f_code.co_flags & 0x02:
+                self.locals_to_fast(frame, 0)
+
+    # ---- sys.settrace --------------------------------------------------------------------------
+    def global_trace(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if not self.is_user(frame):
+            return None  # not our program's code: no local tracing inside it
+        if frame.f_code.co_name == "<module>" and frame.f_back is not None and not self.is_user(frame.f_back):
+            return self.local_trace  # the module's own call event is not a state; its lines are
+        self.record(frame, "call", arg)
+        return self.local_trace
+
+    def local_trace(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event in ("line", "return", "exception"):
+            self.record(frame, event, arg)
+        return self.local_trace
+
+    def record(self, frame: types.FrameType, event: str, arg: Any) -> None:
+        try:
+            self._record(frame, event, arg)
+        except MemoryError:
+            self.finish("error", "MemoryError: the program exhausted the sandbox's memory")
+        except Exception as exc:  # our own failure must not leak into the user's program
+            self.finish("error", f"tracer failed: {type(exc).__name__}: {exc}")
+
+    def _record(self, frame: types.FrameType, event: str, arg: Any) -> None:
+        if self.count >= self.max_events:
+            self.finish("never", f"event limit {self.max_events} reached", truncated=True)
+        if self.count % 256 == 0 and time.monotonic() > self.deadline:
+            self.finish("never", "time limit reached")
+        index = self.count
+        if index in self.patches:
+            self.apply_patches(frame, index)
+        stack = self.user_stack(frame)
+        parent = frame.f_back
+        value = None
+        if event == "return":
+            value = safe_repr(arg, self.max_repr)
+        elif event == "exception":
+            value = safe_repr(arg[1], self.max_repr)
+        record = {
+            "index": index,
+            "event": event,
+            "line": frame.f_lineno,
+            "source": self.source_line(frame.f_lineno),
+            "function": frame.f_code.co_name,
+            "depth": len(stack) - 1,
+            "frame_id": self.frame_id(frame),
+            "parent_id": self.frame_id(parent) if self.is_user(parent) else -1,
+            "is_generator": bool(frame.f_code.co_flags & _GENERATOR_FLAGS),
+            "locals": self.visible_locals(frame),
+            "value": value,
+            "stdout": self.capture.take(),
+            "stack": [{"function": f.f_code.co_name, "line": f.f_lineno} for f in stack],
+        }
+        if event == "return" and not record["is_generator"]:
+            self.frame_ids.pop(id(frame), None)  # the frame dies; its id() may be reused
+        self.emit(record)
+        self.count += 1
+
+    def emit(self, obj: dict[str, Any]) -> None:
+        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        if self.count % _FLUSH_EVERY == 0:
+            self.out.flush()
+
+    def finish(self, code: str, reason: str | None, truncated: bool = False) -> None:
+        """Write the end record and leave at once (user code must not get a chance to catch this)."""
+        sys.settrace(None)
+        self.emit({"end": code, "reason": reason, "stdout": self.capture.take(), "truncated": truncated})
+        self.out.flush()
+        os._exit(0)
+
+
+_FORBIDDEN_EVENTS = (
+    "os.fork", "os.forkpty", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.kill",
+    "os.killpg", "subprocess.Popen", "socket.connect", "socket.bind", "socket.sendto",
+    "ctypes.dlopen", "ctypes.dlsym", "ctypes.addressof", "ctypes.string_at", "ctypes.wstring_at",
+    "ctypes.cdata", "os.chdir", "os.setuid", "signal.pthread_kill", "_thread.start_new_thread",
+    "os.remove", "os.rmdir", "os.rename", "shutil.rmtree", "os.truncate", "os.symlink", "os.link",
+    "os.chmod", "os.chown",
+)
+
+
+def _install_audit_hook(workdir: str, allowed_call: int | None) -> None:
+    """Refuse the operations a traced program has no business doing (a second line of defence
+    beside the rlimits: fork bombs, signals, network, writes outside the sandbox directory)."""
+    workdir = os.path.realpath(workdir)
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event == "ctypes.call_function" and allowed_call is not None and args and args[0] == allowed_call:
+            return
+        if event.startswith(_FORBIDDEN_EVENTS) or event == "ctypes.call_function":
+            raise PermissionError(f"the sandbox does not allow {event}")
+        if event == "open" and len(args) >= 2 and isinstance(args[0], str | bytes):
+            mode = args[1] if isinstance(args[1], str) else ""
+            flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+            writing = any(c in mode for c in "wax+") or bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+            if writing:
+                target = os.path.realpath(os.fsdecode(args[0]))
+                if not (target == workdir or target.startswith(workdir + os.sep)):
+                    raise PermissionError(f"the sandbox allows writing only inside its directory, not {target}")
+
+    sys.addaudithook(hook)
+
+
+def main(request_path: str, out_fd: int) -> None:
+    with open(request_path, encoding="utf-8") as fh:
+        req = json.load(fh)
+    os.unlink(request_path)
+    out = open(out_fd, "w", encoding="utf-8", buffering=1 << 16)  # noqa: SIM115 - lives until exit
+    path, source, entry = req["path"], req["source"], req.get("entry")
+    recorder = Recorder(path, out, req)
+    recorder.lines = source.splitlines()  # type: ignore[attr-defined]
+
+    allowed = None
+    if req.get("patches"):
+        import ctypes  # only oracle set_variable needs it, before the hook forbids ctypes
+
+        fn = ctypes.pythonapi.PyFrame_LocalsToFast
+        fn.argtypes = [ctypes.py_object, ctypes.c_int]
+        recorder.locals_to_fast = fn
+        allowed = ctypes.cast(fn, ctypes.c_void_p).value
+
+    # Import what our own error handling needs before the program can interfere.
+    import traceback  # noqa: F401
+
+    code = compile(source, path, "exec")
+    module = types.ModuleType("__main__")
+    module.__file__ = path
+    module.__builtins__ = builtins  # type: ignore[attr-defined]
+    sys.modules["__main__"] = module
+    globals_ = module.__dict__
+    sys.stdout = recorder.capture  # type: ignore[assignment]
+    sys.stdin = io.StringIO("")  # closed input: input() raises EOFError
+    _install_audit_hook(os.getcwd(), allowed)
+
+    try:
+        if entry is not None:
+            exec(code, globals_)  # the definitions: set-up, not part of the debugged trajectory
+            recorder.capture.take()
+            sys.settrace(recorder.global_trace)
+            eval(compile(entry, "<entry>", "eval"), globals_)
+        else:
+            sys.settrace(recorder.global_trace)
+            exec(code, globals_)
+    except SystemExit as exc:
+        sys.settrace(None)
+        code_ = exc.code
+        if code_ is None or code_ == 0:
+            recorder.finish("normal", None)
+        recorder.finish("error", f"SystemExit: {code_}")
+    except BaseException as exc:  # the program's uncaught exception
+        sys.settrace(None)
+        text = safe_repr(exc, recorder.max_repr)
+        try:
+            message = f"{type(exc).__name__}: {exc}"[: recorder.max_repr]
+        except BaseException:
+            message = text
+        recorder.finish("error", message)
+    sys.settrace(None)
+    recorder.finish("normal", None)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]))
