@@ -86,3 +86,24 @@ def register(app: typer.Typer) -> None:
                 sys.stdout.write(json.dumps(eng.step(action).step_record(action)) + "\n")
         except EngineError as exc:
             fail(str(exc))
+
+    @app.command()
+    def dsl(
+        program: ProgramArg,
+        entry: EntryOpt = None,
+        seed: Annotated[int, typer.Option("--seed", help="Random seed of the sampling policy.")] = 0,
+        inverse: Annotated[bool, typer.Option("--inverse", help="Sample an inverse (backwards) trajectory.")] = False,
+    ) -> None:
+        """Print one sampled trajectory of PROGRAM in the model's text format."""
+        import random
+
+        from model_backend import sampler, trace_format
+        from model_backend.sandbox import run_trace
+
+        prog = load_program(program, entry)
+        result = run_trace(prog)
+        if not result.events:
+            fail(f"the program recorded no events ({result.exit}: {result.exit_reason})")
+        rng = random.Random(seed)
+        steps = (sampler.sample_inverse if inverse else sampler.sample_forward)(prog, result, rng)
+        sys.stdout.write(trace_format.serialize(prog, steps, inverse=inverse) + "\n")

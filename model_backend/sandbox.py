@@ -106,7 +106,8 @@ def run_trace(program: Program, limits: Limits | None = None, patches: list[Patc
         data, timed_out = _read_all(read_fd, proc, limits.wall_time)
         returncode, cpu_seconds = _kill_group(proc)
         stderr_tail = _tail(stderr_path)
-    cpu_exhausted = cpu_seconds >= limits.cpu_time - 0.05
+    # SIGXCPU comes only from the CPU rlimit; a SIGKILL we did not send is its hard limit.
+    cpu_exhausted = returncode == -signal.SIGXCPU or cpu_seconds >= limits.cpu_time - 0.5
     return _build_result(data, returncode, timed_out, cpu_exhausted, limits, stderr_tail)
 
 

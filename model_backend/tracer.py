@@ -140,17 +140,30 @@ class Recorder:
         return self.local_trace
 
     def local_trace(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event == "exception" and self.internal_stop_iteration(frame, arg):
+            return self.local_trace
         if event in ("line", "return", "exception"):
             self.record(frame, event, arg)
         return self.local_trace
 
+    @staticmethod
+    def internal_stop_iteration(frame: types.FrameType, arg: Any) -> bool:
+        """The interpreter's own StopIteration (no traceback) inside a generator driving `yield from`:
+        machinery, not an exception of the program, and pdb never stops on it either."""
+        return bool(frame.f_code.co_flags & _GENERATOR_FLAGS) and arg[0] is StopIteration and arg[2] is None
+
     def record(self, frame: types.FrameType, event: str, arg: Any) -> None:
+        # The program may be at the edge of the recursion limit: give our own bookkeeping headroom.
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + 200)
         try:
             self._record(frame, event, arg)
         except MemoryError:
-            self.finish("error", "MemoryError: the program exhausted the sandbox's memory")
+            self.finish("error", "MemoryError: the program exhausted the sandbox's memory limit")
         except Exception as exc:  # our own failure must not leak into the user's program
             self.finish("error", f"tracer failed: {type(exc).__name__}: {exc}")
+        finally:
+            sys.setrecursionlimit(limit)
 
     def _record(self, frame: types.FrameType, event: str, arg: Any) -> None:
         if self.count >= self.max_events:
@@ -280,12 +293,11 @@ def main(request_path: str, out_fd: int) -> None:
         recorder.finish("error", f"SystemExit: {code_}")
     except BaseException as exc:  # the program's uncaught exception
         sys.settrace(None)
-        text = safe_repr(exc, recorder.max_repr)
         try:
-            message = f"{type(exc).__name__}: {exc}"[: recorder.max_repr]
+            detail = str(exc) or ("the sandbox's memory limit was exceeded" if isinstance(exc, MemoryError) else "")
         except BaseException:
-            message = text
-        recorder.finish("error", message)
+            detail = safe_repr(exc, recorder.max_repr)
+        recorder.finish("error", f"{type(exc).__name__}: {detail}"[: recorder.max_repr])
     sys.settrace(None)
     recorder.finish("normal", None)
 

@@ -1,0 +1,163 @@
+"""Stochastic debugger trajectories over a recorded trace, and the training text made from them.
+
+Forward policy (ND): with probability 0.5 mixture (a) step_into 0.35, step_over 0.1,
+step_return 0.2, breakpoint 0.1, continue 0.05; otherwise (b) step_into 0.5, step_over 0.5 —
+renormalised over the actions available at the state. Inverse trajectories start at the end (or at
+a random state) and use inv_step_into / inv_step_over / inv_step_call. For long traces the
+trajectory may start at any call on the stack ("entry point sampling"): the trace is cut to that
+call's subtree and treated as if the call were the entry.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from model_backend import trace_format as fmt
+from model_backend.mdp import BdbState, TraceMDP
+from model_backend.program import Program
+from model_backend.state import Action, StackFrame, State, TraceResult
+
+POLICY_A = {"step_into": 0.35, "step_over": 0.1, "step_return": 0.2, "breakpoint": 0.1, "continue": 0.05}
+POLICY_B = {"step_into": 0.5, "step_over": 0.5}
+POLICY_INVERSE = {"inv_step_into": 0.45, "inv_step_over": 0.4, "inv_step_call": 0.15}
+
+Steps = list[tuple[State, Action | None]]
+
+
+@dataclass
+class SamplerConfig:
+    max_steps: int = 24  # actions per trajectory
+    sub_entry_prob: float = 0.3  # chance of starting at a random call instead of the entry
+    inverse_from_end_prob: float = 0.7  # inverse trajectories: start at the last state, else anywhere
+    unreached_breakpoint_prob: float = 0.1  # breakpoint on a line the rest of the run never reaches
+
+
+def sub_trace(result: TraceResult, call_index: int) -> TraceResult:
+    """The subtree of the call at `call_index`, re-rooted so that this call is the entry."""
+    events = result.events
+    root = events[call_index]
+    end = call_index
+    while end + 1 < len(events) and events[end + 1].depth > root.depth:
+        end += 1
+    if end + 1 < len(events) and events[end + 1].frame_id == root.frame_id:
+        end += 1  # the root's own return event
+    cut = len(root.stack) - 1
+    rebased = []
+    for k, ev in enumerate(events[call_index : end + 1]):
+        stack = [StackFrame(function=f.function, line=f.line) for f in ev.stack[cut:]]
+        parent = -1 if ev.frame_id == root.frame_id else ev.parent_id
+        rebased.append(
+            ev.model_copy(update={"index": k, "depth": ev.depth - root.depth, "stack": stack, "parent_id": parent})
+        )
+    last = rebased[-1]
+    returned = last.frame_id == root.frame_id and last.event == "return"
+    raised = returned and len(rebased) > 1 and rebased[-2].event == "exception" and last.value in (None, "None")
+    if returned and not raised:
+        return TraceResult(events=rebased, exit="normal")
+    if raised:
+        return TraceResult(events=rebased, exit="error", exit_reason=rebased[-2].value)
+    return TraceResult(events=rebased, exit=result.exit, exit_reason=result.exit_reason)
+
+
+def _choose(rng: random.Random, weights: dict[str, float]) -> str:
+    names = list(weights)
+    return rng.choices(names, weights=[weights[n] for n in names])[0]
+
+
+def _breakpoint_line(
+    rng: random.Random, mdp: TraceMDP, position: int, program: Program, config: SamplerConfig
+) -> int:
+    after = mdp.nodes[position].after
+    future = sorted({e.line for e in mdp.events[after + 1 :] if e.event == "line"})
+    if future and rng.random() >= config.unreached_breakpoint_prob:
+        return rng.choice(future)
+    return rng.randint(1, max(1, len(program.lines)))
+
+
+def sample_forward(
+    program: Program, result: TraceResult, rng: random.Random, config: SamplerConfig | None = None
+) -> Steps:
+    config = config or SamplerConfig()
+    calls = [e.index for e in result.events if e.event == "call"]
+    if calls and rng.random() < config.sub_entry_prob:
+        result = sub_trace(result, rng.choice(calls))
+    mdp = TraceMDP(result)
+    policy = POLICY_A if rng.random() < 0.5 else POLICY_B
+    position, bdb = mdp.start_position("entry"), BdbState()
+    steps: Steps = []
+    state = mdp.state(position)
+    for _ in range(config.max_steps):
+        if state.exit is not None:
+            break
+        kind = _choose(rng, policy)
+        lines = (_breakpoint_line(rng, mdp, position, program, config),) if kind == "breakpoint" else ()
+        action = Action(kind=kind, lines=lines)  # type: ignore[arg-type]
+        steps.append((state, action))
+        position, stdout = mdp.step(position, action, bdb=bdb)
+        state = mdp.state(position, stdout=stdout)
+    steps.append((state, None))
+    return steps
+
+
+def sample_inverse(
+    program: Program, result: TraceResult, rng: random.Random, config: SamplerConfig | None = None
+) -> Steps:
+    config = config or SamplerConfig()
+    mdp = TraceMDP(result)
+    if rng.random() < config.inverse_from_end_prob:
+        position = mdp.start_position("exit")
+    else:
+        position = rng.randrange(0, max(1, len(mdp.nodes) - 1))
+    steps: Steps = []
+    state = mdp.state(position)
+    for _ in range(config.max_steps):
+        if position == 0:
+            break
+        action = Action(kind=_choose(rng, POLICY_INVERSE))  # type: ignore[arg-type]
+        steps.append((state, action))
+        position, _ = mdp.step(position, action)
+        state = mdp.state(position)
+    steps.append((state, None))
+    return steps
+
+
+def training_segments(program: Program, steps: Steps, inverse: bool) -> list[tuple[str, bool]]:
+    """The serialized trajectory as (text, trained) pieces: the loss covers predicted frames only.
+
+    The header, the first (given) state and every action are context; each later frame, up to and
+    including its stop token, is a target.
+    """
+    segments: list[tuple[str, bool]] = [(fmt.serialize_header(program), False)]
+    prev: State | None = None
+    for i, (state, action) in enumerate(steps):
+        segments.append((fmt.frame_target(state, prev, inverse), i > 0))
+        if action is not None:
+            segments.append((fmt.serialize_action(action), False))
+        prev = state
+    return segments
+
+
+def prompt_target_pairs(program: Program, steps: Steps, inverse: bool) -> list[tuple[str, str, Action]]:
+    """(prompt, target, action) for each transition: prompt ends with the action, target is the next frame."""
+    segments = training_segments(program, steps, inverse)
+    pairs = []
+    prefix = segments[0][0] + segments[1][0]
+    k = 2
+    for i in range(len(steps) - 1):
+        action = steps[i][1]
+        assert action is not None
+        prefix += segments[k][0]
+        target = segments[k + 1][0]
+        pairs.append((prefix, target, action))
+        prefix += target
+        k += 2
+    return pairs
+
+
+def horizon(before: State, after: State) -> int:
+    """How many recorded events a transition moves over (1 for a plain step)."""
+    if before.index is None or after.index is None:
+        return 1
+    return max(1, abs(after.index - before.index))
+

@@ -1,0 +1,17 @@
+# entry: use_counter(3)
+# breakpoints: 8, 17
+def make_counter(step):
+    count = 0
+
+    def bump():
+        nonlocal count
+        count += step
+        return count
+
+    return bump
+
+
+def use_counter(k):
+    bump = make_counter(2)
+    vals = [bump() for _ in range(k)]
+    return vals

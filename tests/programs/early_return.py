@@ -1,0 +1,9 @@
+# entry: index_of([5, 8, 2, 8], 8)
+# breakpoints: 8
+def index_of(xs, target):
+    if not xs:
+        return -1
+    for i, x in enumerate(xs):
+        if x == target:
+            return i
+    return -1

@@ -1,0 +1,14 @@
+# entry: area_table([1, 2, 3])
+# breakpoints: 8, 14
+import math
+
+
+def area_table(radii):
+    def area(r):
+        return round(math.pi * r * r, 2)
+
+    def fmt(r):
+        return f"{r}:{area(r)}"
+
+    rows = [fmt(r) for r in radii]
+    return ", ".join(rows)

@@ -1,0 +1,94 @@
+"""Properties of the debugger MDP and the sampler on the corpus programs."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from model_backend import trace_format as fmt
+from model_backend.mdp import TraceMDP, replay_forward
+from model_backend.sampler import prompt_target_pairs, sample_forward, sample_inverse, sub_trace
+from model_backend.state import Action
+from tests.corpus import corpus, traced
+
+NAMES = [c.name for c in corpus()]
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def test_corpus_is_large_enough() -> None:
+    assert len(NAMES) >= 40
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_step_into_replays_the_whole_trace(name: str) -> None:
+    _, result = traced(name)
+    assert replay_forward(result) == result.events
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_inverse_walk_visits_forward_states_in_reverse(name: str) -> None:
+    """inv_step_into from the end visits every event in reverse order (plus the inv_line_call nodes)."""
+    _, result = traced(name)
+    mdp = TraceMDP(result)
+    position, seen = mdp.exit_position, []
+    while position != 0:
+        position, _ = mdp.step(position, Action(kind="inv_step_into"))
+        node = mdp.nodes[position]
+        if node.kind == "event":
+            seen.append(node.index)
+    assert seen == list(range(len(result.events) - 1, -1, -1))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_inverse_step_over_undoes_step_over_within_a_frame(name: str) -> None:
+    _, result = traced(name)
+    mdp = TraceMDP(result)
+    position = mdp.start_position()
+    for _ in range(200):
+        nxt, _ = mdp.step(position, Action(kind="step_over"))
+        if mdp.nodes[nxt].kind == "exit":
+            break
+        before, after = mdp.events[mdp.nodes[position].index], mdp.events[mdp.nodes[nxt].index]
+        if before.frame_id == after.frame_id and before.event == "line" and not before.is_generator:
+            back, _ = mdp.step(nxt, Action(kind="inv_step_over"))
+            back_node = mdp.nodes[back]
+            assert back_node.index == before.index  # the same line, maybe as its inv_line_call duplicate
+        position = nxt
+
+
+@given(name=st.sampled_from(NAMES), seed=st.integers(0, 10**6), inverse=st.booleans())
+@SETTINGS
+def test_sampled_trajectories_round_trip_through_the_text_format(name: str, seed: int, inverse: bool) -> None:
+    program, result = traced(name)
+    sample = sample_inverse if inverse else sample_forward
+    steps = sample(program, result, random.Random(seed))
+    parsed = fmt.parse(fmt.serialize(program, steps, inverse=inverse))
+    assert isinstance(parsed, fmt.ParsedTrajectory), parsed
+    expected = [(s.model_copy(update={"index": None}), a) for s, a in steps]
+    assert parsed.steps == expected
+
+
+@given(name=st.sampled_from(NAMES), seed=st.integers(0, 10**6))
+@SETTINGS
+def test_prompt_target_pairs_rebuild_the_text(name: str, seed: int) -> None:
+    program, result = traced(name)
+    steps = sample_forward(program, result, random.Random(seed))
+    pairs = prompt_target_pairs(program, steps, inverse=False)
+    assert len(pairs) == len(steps) - 1
+    if pairs:
+        prompt, target, _ = pairs[-1]
+        assert prompt + target == fmt.serialize(program, steps[:-1] + [(steps[-1][0], None)], inverse=False)
+
+
+@pytest.mark.parametrize("name", ["recursion_factorial", "nested_calls", "tree_walk"])
+def test_sub_trace_is_a_complete_call(name: str) -> None:
+    _, result = traced(name)
+    calls = [e.index for e in result.events if e.event == "call"]
+    for index in calls:
+        sub = sub_trace(result, index)
+        assert sub.events[0].event == "call" and sub.events[0].depth == 0
+        assert all(e.depth >= 0 for e in sub.events)
+        assert replay_forward(sub) == sub.events

@@ -1,0 +1,74 @@
+"""The sandbox turns whatever a traced program does into a clear result, within its limits."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from model_backend.program import Program
+from model_backend.sandbox import Limits, run_trace
+
+FAST = Limits(wall_time=3.0, cpu_time=2, memory_mb=512)
+
+CASES = {
+    # name: (source, expected exit, a word the reason must contain)
+    "infinite loop": ("x = 0\nwhile True:\n    x += 1\n", "never", "event limit"),
+    "loop in C code": ("while True:\n    sum(range(10**8))\n", "never", "CPU time"),
+    "allocates 50 GB": ("a = 1\nb = bytearray(50 * 1024**3)\n", "error", "MemoryError"),
+    "fork bomb": ("import os\nwhile True:\n    os.fork()\n", "error", "os.fork"),
+    "subprocess": ("import subprocess\nsubprocess.run(['ls'])\n", "error", "subprocess.Popen"),
+    "huge file": (
+        "with open('big.bin', 'wb') as f:\n    while True:\n        f.write(b'x' * (1 << 20))\n",
+        "error",
+        "File too large",
+    ),
+    "write outside": ("open('/tmp/ndb-evil.txt', 'w').write('x')\n", "error", "only inside"),
+    "os._exit(3)": ("import os\nx = 1\nos._exit(3)\n", "error", "status 3"),
+    "os._exit(0)": ("import os\nx = 1\nos._exit(0)\n", "normal", "os._exit(0)"),
+    "kills itself": ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", "error", "os.kill"),
+    "raises SIGKILL": ("import signal\nsignal.raise_signal(signal.SIGKILL)\n", "error", "SIGKILL"),
+    "segfault": ("import faulthandler\nfaulthandler._sigsegv()\n", "error", "segmentation fault"),
+    "sys.exit(3)": ("import sys\nsys.exit(3)\n", "error", "SystemExit: 3"),
+    "reads stdin": ("x = input()\n", "error", "EOFError"),
+    "network": ("import socket\nsocket.socket().connect(('127.0.0.1', 9))\n", "error", "socket.connect"),
+    "catches everything": (
+        "x = 0\nwhile True:\n    try:\n        x += 1\n    except BaseException:\n        pass\n",
+        "never",
+        "event limit",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_hostile_program_gives_clear_result(name: str) -> None:
+    source, exit_code, reason_word = CASES[name]
+    started = time.monotonic()
+    result = run_trace(Program(source=source, path="/tmp/hostile.py"), FAST)
+    elapsed = time.monotonic() - started
+    assert result.exit == exit_code, result.exit_reason
+    assert result.exit_reason and reason_word in result.exit_reason
+    assert elapsed < FAST.wall_time + 2
+    assert result.events, "the events before the failure are kept"
+
+
+def test_nothing_written_outside_and_caller_keeps_working() -> None:
+    run_trace(Program(source=CASES["write outside"][0], path="/tmp/w.py"), FAST)
+    assert not os.path.exists("/tmp/ndb-evil.txt")
+    ok = run_trace(Program(source="x = 1\ny = x + 1\n", path="/tmp/ok.py"), FAST)
+    assert ok.exit == "normal" and [e.line for e in ok.events] == [1, 2, 2]
+
+
+def test_wall_clock_limit_for_a_sleeping_program() -> None:
+    result = run_trace(Program(source="import time\ntime.sleep(60)\n", path="/tmp/s.py"), Limits(wall_time=1.0))
+    assert result.exit == "never" and "wall-clock" in (result.exit_reason or "")
+
+
+def test_working_directory_is_fresh_and_temporary() -> None:
+    src = "import os\nhere = os.getcwd()\nfiles = sorted(os.listdir('.'))\n"
+    result = run_trace(Program(source=src, path="/tmp/cwd.py"), FAST)
+    locals_ = result.events[-1].locals
+    assert "ndb-sandbox-" in locals_["here"]
+    assert locals_["files"] in ("[]", "['.stderr']")
+    assert not os.path.exists(locals_["here"].strip("'"))

@@ -1,0 +1,80 @@
+"""What the tracer records: events, lines, locals as reprs, values, stdout, depth, stack."""
+
+from __future__ import annotations
+
+from model_backend.program import Program
+from model_backend.sandbox import Limits, run_trace
+
+COUNT = """\
+def count(s, t):
+    n = 0
+    for c in s:
+        if c == t:
+            n += 1
+    return n
+"""
+
+
+def test_entry_mode_starts_at_the_call_and_records_reprs() -> None:
+    result = run_trace(Program(source=COUNT, path="/tmp/count.py", entry="count('berry', 'r')"))
+    first, last = result.events[0], result.events[-1]
+    assert (first.event, first.function, first.line, first.locals) == ("call", "count", 1, {"s": "'berry'", "t": "'r'"})
+    assert (last.event, last.value, result.exit) == ("return", "2", "normal")
+    assert result.events[2].locals == {"s": "'berry'", "t": "'r'", "n": "0"}
+    assert all(e.depth == 0 and e.stack[-1].function == "count" for e in result.events)
+
+
+def test_module_mode_user_names_only_and_stdout() -> None:
+    src = "import math\nx = [1, 2]\nprint('hi', x)\n__secret__ = 1\ny = math.floor(2.5)\n"
+    result = run_trace(Program(source=src, path="/tmp/mod.py"))
+    assert result.events[0].event == "line" and result.events[0].line == 1
+    final = result.events[-1]
+    assert final.event == "return" and final.function == "<module>"
+    assert final.locals == {"x": "[1, 2]", "y": "2"}  # no module object, no dunder
+    assert result.events[3].stdout == "hi [1, 2]\n"  # printed by line 3, seen at the next event
+
+
+def test_nested_calls_depth_and_stack() -> None:
+    src = "def a(x):\n    return b(x) + 1\n\ndef b(y):\n    return y * 2\n\nz = a(3)\n"
+    result = run_trace(Program(source=src, path="/tmp/n.py"))
+    in_b = next(e for e in result.events if e.function == "b" and e.event == "line")
+    assert in_b.depth == 2
+    assert [(f.function, f.line) for f in in_b.stack] == [("<module>", 7), ("a", 2), ("b", 5)]
+
+
+def test_truncated_repr_and_hidden_addresses() -> None:
+    src = "big = list(range(1000))\nobj = object()\n"
+    result = run_trace(Program(source=src, path="/tmp/t.py"), Limits(max_repr=20))
+    final = result.events[-1].locals
+    assert final["big"] == "[0, 1, 2, 3, 4, 5, 6..." and final["obj"] == "<object object>"
+
+
+def test_exceptions_recorded_with_type_and_message() -> None:
+    src = "def f(x):\n    return 1 / x\n\ntry:\n    f(0)\nexcept ZeroDivisionError:\n    ok = True\nf(0)\n"
+    result = run_trace(Program(source=src, path="/tmp/e.py"))
+    exc = [e for e in result.events if e.event == "exception"]
+    assert exc[0].function == "f" and exc[0].value == "ZeroDivisionError('division by zero')"
+    assert result.exit == "error" and result.exit_reason == "ZeroDivisionError: division by zero"
+
+
+def test_broken_repr_does_not_break_tracing() -> None:
+    src = "class Bad:\n    def __repr__(self):\n        raise ValueError('no')\nb = Bad()\nc = 1\n"
+    result = run_trace(Program(source=src, path="/tmp/r.py"))
+    assert result.exit == "normal"
+    assert result.events[-1].locals["b"] == "<repr failed: ValueError>"
+
+
+def test_generator_keeps_its_frame_id_across_resumptions() -> None:
+    src = "def g():\n    yield 1\n    yield 2\n\nfor v in g():\n    w = v\n"
+    result = run_trace(Program(source=src, path="/tmp/g.py"))
+    gen_events = [e for e in result.events if e.function == "g"]
+    assert len({e.frame_id for e in gen_events}) == 1 and all(e.is_generator for e in gen_events)
+    assert [e.event for e in gen_events].count("call") == 3  # started, resumed, resumed to finish
+
+
+def test_set_variable_patch_changes_the_rest_of_the_run() -> None:
+    from model_backend.sandbox import Patch
+
+    program = Program(source=COUNT, path="/tmp/count.py", entry="count('berry', 'r')")
+    result = run_trace(program, patches=[Patch(index=1, name="t", value="'b'")])
+    assert result.events[1].locals["t"] == "'b'" and result.events[-1].value == "1"
