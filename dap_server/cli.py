@@ -16,6 +16,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 backend_cli.register(app)
+bench_app = typer.Typer(help="Benchmarks (figures go to docs/benchmarks.md).", no_args_is_help=True)
+backend_cli.register_bench(bench_app)
+app.add_typer(bench_app, name="bench")
 
 
 @app.command()

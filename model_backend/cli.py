@@ -107,3 +107,17 @@ def register(app: typer.Typer) -> None:
         rng = random.Random(seed)
         steps = (sampler.sample_inverse if inverse else sampler.sample_forward)(prog, result, rng)
         sys.stdout.write(trace_format.serialize(prog, steps, inverse=inverse) + "\n")
+
+
+def register_bench(bench_app: typer.Typer) -> None:
+    @bench_app.command("tracer")
+    def bench_tracer(
+        repeats: Annotated[int, typer.Option(help="Runs to take the median of.")] = 5,
+        events: Annotated[int, typer.Option(help="Events traced per throughput run.")] = 20_000,
+    ) -> None:
+        """Tracing throughput (events/s) and sandbox start-up latency (ms)."""
+        from model_backend.bench import bench_tracer as run
+
+        figures = run(repeats=repeats, events=events)
+        for key, value in figures.items():
+            typer.echo(f"{key}: {value:.1f}" if isinstance(value, float) else f"{key}: {value}")

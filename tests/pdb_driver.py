@@ -35,7 +35,8 @@ the program's path (stdlib, `<string>` frames such as the entry expression or da
 methods), and exception stops outside the file are ignored. Module mode runs the compiled program
 with `Pdb.run` (first stop: the module's first line). Entry mode executes the module WITHOUT the
 debugger, then `Pdb.runeval(EXPR)` (first stop: the `--Call--` of the entry function).
-Memory addresses in reprs are normalized: " at 0x7f..." is removed.
+Locals of namespaces (the module, class bodies) leave out dunders and modules; pdb's own `__return__`
+and `__exception__` keys are always left out. Memory addresses in reprs are normalized: " at 0x7f..." is removed.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from __future__ import annotations
 import argparse
 import bdb
 import builtins
+import inspect
 import io
 import json
 import os
@@ -89,12 +91,15 @@ def parse_actions(text: str) -> list[str]:
 
 
 def visible_locals(frame: types.FrameType) -> dict[str, str]:
-    is_module = frame.f_code.co_name == "<module>"
+    # Namespaces (the module, class bodies: code without CO_NEWLOCALS) show only the user's names.
+    namespace = frame.f_code.co_name == "<module>" or not frame.f_code.co_flags & inspect.CO_NEWLOCALS
     result: dict[str, str] = {}
     for name, value in frame.f_locals.items():
         if name in ("__return__", "__exception__"):
             continue  # pdb's own bookkeeping
-        if is_module and ((name.startswith("__") and name.endswith("__")) or isinstance(value, types.ModuleType)):
+        if namespace and (
+            (name.startswith("__") and name.endswith("__")) or isinstance(value, types.ModuleType)
+        ):
             continue
         result[name] = safe_repr(value)
     return result

@@ -33,6 +33,7 @@ from model_backend.trace_format import (
     serialize_frame,
     serialize_header,
 )
+from tests.corpus import corpus, traced
 
 Steps = list[tuple[State, Action | None]]
 STEP_INTO = Action(kind="step_into")
@@ -172,6 +173,16 @@ def test_round_trip_real_traces(source: str, entry: str, exit_code: str) -> None
     check_round_trip(program, inverse(states), inverse=True)
 
 
+@pytest.mark.parametrize("name", [c.name for c in corpus()])
+def test_round_trip_project_tracer(name: str) -> None:
+    """Every event the sandboxed tracer records on the corpus (generators, classes, exceptions, output)."""
+    program, result = traced(name)
+    states = [State.from_event(ev, ev.stdout).model_copy(update={"index": None}) for ev in result.events]
+    steps: Steps = [(s, STEP_INTO) for s in states]
+    check_round_trip(program, [*steps, (State.exit_state(result.exit, result.exit_reason), None)], False)
+    check_round_trip(program, inverse(states), True)
+
+
 def test_berry_example_uses_diffs() -> None:
     states = trace(BERRY, 'count("berry", "r")')
     text = check_round_trip(Program(source=BERRY, entry='count("berry", "r")'), forward(states, "normal"), False)
@@ -242,10 +253,11 @@ def test_scope_changes_stack_and_depth() -> None:
         (line(3, {"x": "1"}, [mod, frame("g", 3)]), Action(kind="step_over")),
         (line(3, {"x": "5"}, [frame("<module>", 10), frame("g", 3)]), STEP_INTO),  # other instance of g
         (line(3, {"x": "5"}, [frame("<module>", 10), frame("h", 3)], depth=0), STEP_INTO),  # depth written
-        (line(4, {"x": "6"}, [frame("<module>", 10), frame("h", 4)], depth=0), None),
+        (line(4, {"x": "6"}, [frame("<module>", 10), frame("h", 4)], depth=0), STEP_INTO),
+        (line(5, {"x": "6"}, [frame("<module>", 10), frame("h", 5)], depth=1), None),  # only depth differs
     ]
     text = check_round_trip(P, steps, False)
-    assert text.count("<|stack_sep|>") == 4
+    assert text.count("<|stack_sep|>") == 5
     assert '<|stack_sep|>[["<module>", 10], ["h", 3]]<|depth_sep|>0<|arg_sep|>{"x": "5"}' in text
     assert '<|lineno_sep|>4<|arg_sep|>{"..": "..", "x": "6"}' in text
 

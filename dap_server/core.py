@@ -1,0 +1,554 @@
+"""The session core shared by the debug adapter and the terminal debugger.
+
+It owns the engine and the current state and turns front-end commands (next, stepIn, stepOut, continue,
+stepBack, reverseContinue) into engine actions, applying what an IDE adds on top of the engine's
+transitions: conditional / hit-count / log-point breakpoints, exception filters, the reverse-stepping
+rules and loop guards. It knows nothing of DAP; `dap_server.session` and `dap_server.terminal` translate.
+
+Rules (also in docs/dap.md):
+- Forward actions pass the breakpoint lines to the engine, which stops at them as pdb does. When the
+  engine stops at a breakpoint line whose breakpoint does not fire (condition false, hit count not
+  reached, log point), the command resumes: `continue` continues; `next`/`stepOut` interrupted inside a
+  deeper call unwind with step_return (and step_over from the return event) until they are back at the
+  depth they started from, which is where pdb's next/return would have stopped.
+- stepBack is `inv_step_over`; when it lands on an `inv_line_call` state (the inverse tree's copy of a
+  line that made calls, "the line with its calls done") it steps back once more, so each line shows once.
+- reverseContinue repeats `inv_step_over` back to the start when no breakpoint is set, and `inv_step_into`
+  (which also walks through the calls made earlier) when breakpoints are set, stopping on the first line
+  event at a breakpoint line whose condition holds (hit counts and log points are not used backwards).
+- Exception filter "raised": `continue` walks with step_into and stops at the first exception event of
+  each raise (not at the same exception propagating through the callers). "uncaught": when a forward
+  command ends in an error exit, the core walks back from the exit with inv_step_into through the
+  propagating exception (exception / return / inv_line_call states) to its first exception event, the
+  raise point, and stops there with reason exception; continuing from there runs to the exit.
+- Every automatic loop is capped (MAX_AUTO_STEPS) and stops when the engine returns the same state twice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from model_backend.engine.base import Engine
+from model_backend.program import Program
+from model_backend.state import Action, ActionKind, StackFrame, State
+
+from dap_server.breakpoints import Breakpoint, BreakpointTable, Hit
+from dap_server.evaluator import EvalError, Evaluator
+from dap_server.values import parse_value, show
+
+StepKind = Literal["next", "stepIn", "stepOut", "continue", "stepBack", "reverseContinue"]
+STEP_KINDS: tuple[str, ...] = ("next", "stepIn", "stepOut", "continue", "stepBack", "reverseContinue")
+EXCEPTION_FILTERS = {"raised": "Raised Exceptions", "uncaught": "Uncaught Exceptions"}
+EXIT_CODES = {"normal": 0, "error": 1, "never": 2}
+MAX_AUTO_STEPS = 10_000
+
+EngineFactory = Callable[[str, str | None, str | None], Engine]
+
+
+class CoreError(Exception):
+    """A command that cannot be carried out; the message is shown to the user."""
+
+
+@dataclass
+class Output:
+    category: str  # stdout | stderr | console | important
+    text: str
+
+
+@dataclass
+class Stop:
+    """Where a command left the program, and what it printed meanwhile."""
+
+    reason: str  # entry | step | breakpoint | exception | pause | exit
+    state: State
+    outputs: list[Output] = field(default_factory=list)
+    breakpoint_ids: list[int] = field(default_factory=list)
+    description: str | None = None
+    text: str | None = None
+
+    @property
+    def exited(self) -> bool:
+        return self.state.event == "exit"
+
+
+@dataclass
+class Frame:
+    id: int  # 1 = innermost
+    name: str
+    line: int
+    is_top: bool
+
+
+def default_engine_factory(name: str, model: str | None, worker: str | None) -> Engine:
+    from model_backend.engine import create_engine
+
+    return create_engine(name, model=model, worker=worker)
+
+
+def _key(state: State) -> tuple[Any, ...]:
+    return (
+        state.event, state.line, state.function, state.depth, state.index, state.value, state.exit,
+        tuple(sorted(state.locals.items())), tuple(state.stack),
+    )
+
+
+_EXC_RE = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(?:\((.*)\)|:\s*(.*))?\s*$", re.S)
+
+
+def exception_parts(value: str | None) -> tuple[str, str]:
+    """(type name, message) from an exception repr such as `ValueError('bad')` or `ValueError: bad`."""
+    if not value:
+        return "Exception", ""
+    m = _EXC_RE.match(value)
+    if not m:
+        return "Exception", value
+    name = m.group(1)
+    if m.group(2) is not None:
+        inner = parse_value(f"({m.group(2)},)") if m.group(2).strip() else ()
+        if isinstance(inner, tuple) and len(inner) == 1 and isinstance(inner[0], str):
+            return name, inner[0]
+        return name, m.group(2)
+    return name, (m.group(3) or "").strip()
+
+
+class DebugCore:
+    def __init__(self, engine_factory: EngineFactory | None = None, max_auto_steps: int = MAX_AUTO_STEPS) -> None:
+        self.engine_factory = engine_factory or default_engine_factory
+        self.max_auto_steps = max_auto_steps
+        self.engine: Engine | None = None
+        self.engine_name = ""
+        self.program: Program | None = None
+        self.breakpoints = BreakpointTable()
+        self.exception_filters: set[str] = set()
+        self._state: State | None = None
+        self._uncaught_reported: tuple[Any, ...] | None = None
+        self._launch: tuple[str, str | None, str, str | None, str | None] | None = None
+
+    # ---- lifecycle -----------------------------------------------------------------------------
+    def launch(self, program: str, entry: str | None = None, engine: str = "neural", model: str | None = None,
+               worker: str | None = None, cwd: str | None = None) -> Stop:
+        """Load the program, start an engine on it, and return the first state (reason entry)."""
+        from model_backend.program import ProgramError
+
+        path = Path(program).expanduser()
+        if cwd and not path.is_absolute():
+            path = Path(cwd).expanduser() / path
+        try:
+            loaded = Program.load(path, entry)
+        except ProgramError as exc:
+            raise CoreError(str(exc)) from None
+        try:
+            new_engine = self.engine_factory(engine, model, worker)
+        except Exception as exc:  # EngineError, ImportError, a model that fails to load, ...
+            raise CoreError(f"cannot start the {engine} engine: {exc}") from None
+        self.close()
+        self.engine, self.engine_name, self.program = new_engine, engine, loaded
+        self._launch = (str(path), entry, engine, model, worker)
+        self.breakpoints.set_source(loaded.source, loaded.path)
+        return self._start()
+
+    def _start(self) -> Stop:
+        assert self.engine is not None and self.program is not None
+        try:
+            state = self.engine.start(self.program)
+        except Exception as exc:
+            raise CoreError(f"the {self.engine_name} engine could not start the program: {exc}") from None
+        self._state = state
+        self._uncaught_reported = None
+        for bp in self.breakpoints.items:
+            bp.hits = 0
+        outputs = [Output("console", self.banner() + "\n")]
+        if state.stdout:
+            outputs.append(Output("stdout", state.stdout))
+        if state.event == "exit":
+            return self._finish_exit(state, outputs)
+        return Stop("entry", state, outputs, description="Paused on entry")
+
+    def restart(self) -> Stop:
+        if self.engine is None or self.program is None:
+            raise CoreError("nothing to restart: no program was launched")
+        return self._start()
+
+    def close(self) -> None:
+        if self.engine is not None:
+            try:
+                self.engine.close()
+            except Exception:  # noqa: BLE001 - closing must not fail the session
+                pass
+        self.engine = None
+
+    def banner(self) -> str:
+        path = self.program.path if self.program else "?"
+        if self.engine_name == "oracle":
+            return f"Neural Debug: {path} on the oracle engine: values are exact (from a real, sandboxed run)."
+        return (
+            f"Neural Debug: {path} on the {self.engine_name} engine: every value, line and output shown "
+            "is a prediction of the model, not the result of running the program."
+        )
+
+    @property
+    def launched(self) -> bool:
+        return self.engine is not None and self._state is not None
+
+    @property
+    def state(self) -> State:
+        if self._state is None:
+            raise CoreError("no program is running (launch one first)")
+        return self._state
+
+    @property
+    def exited(self) -> bool:
+        return self._state is not None and self._state.event == "exit"
+
+    @property
+    def source_lines(self) -> list[str]:
+        return self.program.lines if self.program else []
+
+    # ---- breakpoints -----------------------------------------------------------------------------
+    def set_breakpoints(self, specs: list[dict[str, Any]]) -> list[Breakpoint]:
+        return self.breakpoints.replace(specs)
+
+    def set_exception_filters(self, filters: list[str]) -> list[str]:
+        unknown = [f for f in filters if f not in EXCEPTION_FILTERS]
+        self.exception_filters = {f for f in filters if f in EXCEPTION_FILTERS}
+        return unknown
+
+    # ---- running -----------------------------------------------------------------------------------
+    def run_to_first_stop(self) -> Stop:
+        """What launching with stopOnEntry=false shows: the first breakpoint that fires, or the exit."""
+        state = self.state
+        outputs: list[Output] = []
+        if state.event == "line" and state.line in self.breakpoints.active_lines():
+            hit = self._reached(state, outputs)
+            if hit.stop:
+                return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint")
+        stop = self.step("continue")
+        stop.outputs[:0] = outputs
+        return stop
+
+    def step(self, kind: str) -> Stop:
+        if kind not in STEP_KINDS:
+            raise CoreError(f"unknown step {kind!r}")
+        if self.engine is None or self._state is None:
+            raise CoreError("no program is running (launch one first)")
+        if kind in ("stepBack", "reverseContinue"):
+            return self._reverse(kind)
+        if self._state.event == "exit":
+            raise CoreError("the program has exited; step back, restart or quit")
+        if kind == "continue" and "raised" in self.exception_filters:
+            return self._continue_watching_exceptions()
+        return self._forward(kind)
+
+    def _engine_step(self, kind: ActionKind, outputs: list[Output], reverse: bool = False) -> State:
+        assert self.engine is not None
+        bps = frozenset() if reverse else self.breakpoints.active_lines()
+        state = self.engine.step(Action(kind=kind), breakpoints=bps)
+        self._state = state
+        if state.stdout and not reverse:
+            outputs.append(Output("stdout", state.stdout))
+        if state.error:
+            outputs.append(Output("stderr", f"prediction failed: {state.error}\n"))
+        return state
+
+    def _guarded(self, body: Callable[[list[Output]], Stop]) -> Stop:
+        """Run a command; an engine failure after progress still reports where the program is."""
+        outputs: list[Output] = []
+        before = self._state
+        try:
+            return body(outputs)
+        except CoreError:
+            raise
+        except Exception as exc:
+            if self._state is None or before is None or _key(self._state) == _key(before):
+                raise CoreError(f"the {self.engine_name} engine failed: {type(exc).__name__}: {exc}") from None
+            outputs.append(Output("stderr", f"the engine failed part way: {type(exc).__name__}: {exc}\n"))
+            return Stop("pause", self._state, outputs, description="Paused after an engine error")
+
+    def _reached(self, state: State, outputs: list[Output], count: bool = True) -> Hit:
+        if state.event != "line" or state.line not in self.breakpoints.active_lines():
+            return Hit(stop=False)
+        hit = self.breakpoints.reached(state.line, self.eval_names(state), count=count)
+        outputs.extend(Output("console", text + "\n") for text in hit.logs)
+        outputs.extend(Output("stderr", text + "\n") for text in hit.errors)
+        return hit
+
+    def _stop_reason(self, state: State) -> tuple[str, str | None, str | None]:
+        if state.event == "exception" and "raised" in self.exception_filters:
+            name, message = exception_parts(state.value)
+            return "exception", "Paused on exception", f"{name}: {message}" if message else name
+        if state.event == "return":
+            return "step", f"Return from {state.function}", None
+        return "step", None, None
+
+    def _forward(self, kind: str) -> Stop:
+        def body(outputs: list[Output]) -> Stop:
+            start = self.state
+            depth = start.depth
+            action: ActionKind = {
+                "next": "step_over", "stepIn": "step_into", "stepOut": "step_return", "continue": "continue"
+            }[kind]  # type: ignore[assignment]
+            state = self._engine_step(action, outputs)
+            previous = start
+            resuming = False
+            for _ in range(self.max_auto_steps):
+                if state.error:
+                    return Stop("step", state, outputs, description="Prediction failed")
+                if state.event == "exit":
+                    return self._finish_exit(state, outputs, start)
+                hit = self._reached(state, outputs)
+                if hit.stop:
+                    return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint",
+                                text="; ".join(hit.errors) or None)
+                if self._natural(kind, depth, state, resuming) or _key(state) == _key(previous):
+                    reason, description, text = self._stop_reason(state)
+                    return Stop(reason, state, outputs, description=description, text=text)
+                previous, resuming = state, True
+                if kind == "continue":
+                    state = self._engine_step("continue", outputs)
+                elif state.depth > depth and state.event == "return":
+                    state = self._engine_step("step_over", outputs)
+                else:
+                    state = self._engine_step("step_return", outputs)
+            outputs.append(Output("console", f"stopped after {self.max_auto_steps} automatic steps\n"))
+            return Stop("pause", state, outputs, description="Paused: too many automatic steps")
+
+        return self._guarded(body)
+
+    def _natural(self, kind: str, depth: int, state: State, resuming: bool) -> bool:
+        """Whether `state` is where the command itself stops (not a breakpoint that interrupted it).
+
+        `resuming`: the command was interrupted by a breakpoint that did not fire and is being finished.
+        """
+        at_breakpoint = state.event == "line" and state.line in self.breakpoints.active_lines()
+        if kind == "stepIn":
+            return True
+        if kind == "continue":
+            return not at_breakpoint
+        if not resuming and not at_breakpoint:
+            return True
+        if kind == "next":
+            return state.depth <= depth
+        return state.depth < depth or (state.depth == depth and state.event == "return")  # stepOut
+
+    def _continue_watching_exceptions(self) -> Stop:
+        def body(outputs: list[Output]) -> Stop:
+            start = previous = self.state
+            for _ in range(self.max_auto_steps):
+                state = self._engine_step("step_into", outputs)
+                if state.error:
+                    return Stop("step", state, outputs, description="Prediction failed")
+                if state.event == "exit":
+                    return self._finish_exit(state, outputs, start)
+                propagating = previous.event in ("exception", "return") and previous.depth > state.depth
+                if state.event == "exception" and not propagating:
+                    name, message = exception_parts(state.value)
+                    return Stop("exception", state, outputs, description="Paused on exception",
+                                text=f"{name}: {message}" if message else name)
+                hit = self._reached(state, outputs)
+                if hit.stop:
+                    return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint")
+                if _key(state) == _key(previous):
+                    return Stop("step", state, outputs)
+                previous = state
+            outputs.append(Output("console", f"stopped after {self.max_auto_steps} steps\n"))
+            return Stop("pause", self.state, outputs, description="Paused: too many automatic steps")
+
+        return self._guarded(body)
+
+    def _finish_exit(self, state: State, outputs: list[Output], start: State | None = None) -> Stop:
+        if state.exit == "error" and "uncaught" in self.exception_filters and start is not None:
+            raised = self._find_raise_point(start, outputs)
+            if raised is not None:
+                name, message = exception_parts(raised.value)
+                return Stop("exception", raised, outputs, description="Paused on uncaught exception",
+                            text=f"{name}: {message}" if message else name)
+        code = state.exit or "normal"
+        reason = state.exit_reason
+        text = f"The program exited: {code}" + (f" ({reason})" if reason else "") + "\n"
+        outputs.append(Output("stderr" if code == "error" else "console", text))
+        return Stop("exit", state, outputs, description=text.strip())
+
+    def _find_raise_point(self, start: State, outputs: list[Output]) -> State | None:
+        """From an error exit, walk back to where the uncaught exception was raised (see module doc)."""
+        walked: list[State] = []
+        candidate_steps = -1
+        scratch: list[Output] = []
+        for steps in range(1, self.max_auto_steps):
+            state = self._engine_step("inv_step_into", scratch, reverse=True)
+            if state.error or (walked and _key(state) == _key(walked[-1])):
+                break
+            walked.append(state)
+            if state.event == "exception":
+                candidate_steps = steps
+            elif state.event not in ("return", "inv_line_call", "exit"):
+                break
+        seen_start = any(_key(s) == _key(start) for s in walked[: max(candidate_steps, 0)])
+        if candidate_steps > 0 and not seen_start:
+            target = walked[candidate_steps - 1]
+            if _key(target) != self._uncaught_reported and _key(target) != _key(start):
+                # Go forward again to it: one step_into per state walked past it.
+                for _ in range(len(walked) - candidate_steps):
+                    self._engine_step("step_into", scratch)
+                if _key(self.state) == _key(target):
+                    self._uncaught_reported = _key(target)
+                    return target
+        # Nothing to show (or already shown): back to the exit, without stopping at breakpoints.
+        assert self.engine is not None
+        for _ in range(self.max_auto_steps):
+            before = _key(self.state)
+            self._state = self.engine.step(Action(kind="continue"))
+            if self.state.event == "exit" or self.state.error or _key(self.state) == before:
+                break
+        return None
+
+    def _reverse(self, kind: str) -> Stop:
+        def body(outputs: list[Output]) -> Stop:
+            start = self.state
+            self._uncaught_reported = None
+            if kind == "stepBack":
+                state = self._engine_step("inv_step_over", outputs, reverse=True)
+                if state.event == "inv_line_call" and not state.error:
+                    state = self._engine_step("inv_step_over", outputs, reverse=True)
+                if _key(state) == _key(start):
+                    outputs.append(Output("console", "Already at the start of the program.\n"))
+                return Stop("step", state, outputs)
+            action: ActionKind = "inv_step_into" if self.breakpoints.active_lines() else "inv_step_over"
+            previous = start
+            for _ in range(self.max_auto_steps):
+                state = self._engine_step(action, outputs, reverse=True)
+                if state.error:
+                    return Stop("step", state, outputs, description="Prediction failed")
+                if _key(state) == _key(previous):
+                    outputs.append(Output("console", "Reached the start of the program.\n"))
+                    return Stop("step", state, outputs, description="Reached the start of the program")
+                hit = self._reached(state, outputs, count=False)
+                if hit.stop:
+                    return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint")
+                previous = state
+            outputs.append(Output("console", f"stopped after {self.max_auto_steps} steps back\n"))
+            return Stop("pause", self.state, outputs, description="Paused: too many automatic steps")
+
+        return self._guarded(body)
+
+    # ---- inspecting ----------------------------------------------------------------------------
+    def frames(self) -> list[Frame]:
+        state = self.state
+        if state.event == "exit":
+            return []
+        stack = list(state.stack) or [StackFrame(function=state.function or "<module>", line=state.line or 1)]
+        out = []
+        for i, frame in enumerate(reversed(stack)):
+            line = frame.line
+            if i == 0 and state.line is not None:
+                line = state.line
+            out.append(Frame(id=i + 1, name=frame.function, line=line, is_top=i == 0))
+        return out
+
+    def display_locals(self, state: State | None = None) -> dict[str, str]:
+        """The top frame's variables as shown: the locals, plus the return value or exception."""
+        state = state or self.state
+        shown = dict(state.locals)
+        if state.event == "return" and state.value is not None:
+            shown[f"(return) {state.function}"] = state.value
+        if state.event == "exception" and state.value is not None:
+            shown["(exception)"] = state.value
+        return shown
+
+    def eval_names(self, state: State | None = None) -> dict[str, str]:
+        """Names an expression may use: the locals, plus pdb's __return__ / __exception__."""
+        state = state or self.state
+        names = dict(state.locals)
+        if state.event == "return" and state.value is not None:
+            names["__return__"] = state.value
+        if state.event == "exception" and state.value is not None:
+            names["__exception__"] = state.value
+        return names
+
+    def is_module_frame(self) -> bool:
+        return (self.state.function or "<module>") == "<module>"
+
+    def evaluate(self, expression: str, frame_id: int | None = None) -> Any:
+        state = self.state
+        if state.event == "exit":
+            raise CoreError("the program has exited: there are no variables")
+        if frame_id not in (None, 1):
+            raise CoreError("only the innermost frame's values are known in this state")
+        try:
+            return Evaluator(self.eval_names(state)).evaluate(expression)
+        except EvalError as exc:
+            raise CoreError(str(exc)) from None
+
+    def set_variable(self, name: str, value_text: str, path: list[Any] | None = None) -> str:
+        """Set a local (or, with `path`, an element inside it) to `value_text`. Returns the new repr.
+
+        The value may be a literal or an expression the evaluator can compute from the current values
+        (e.g. `n + 1`); it is passed to the engine as a literal.
+        """
+        if self.engine is None:
+            raise CoreError("no program is running")
+        state = self.state
+        if state.event == "exit":
+            raise CoreError("the program has exited")
+        if name not in state.locals:
+            raise CoreError(f"no variable named {name!r} in the current frame")
+        evaluator = Evaluator(self.eval_names(state))
+        try:
+            new_value: Any = evaluator.evaluate(value_text)
+            literal_ok = _is_literal(new_value)
+        except EvalError:
+            new_value, literal_ok = None, False
+        if path:
+            if not literal_ok:
+                raise CoreError(f"{value_text!r} is not a value the debugger can compute")
+            whole = parse_value(state.locals[name])
+            try:
+                whole = _replace_in(whole, path, new_value)
+            except (KeyError, IndexError, TypeError, ValueError) as exc:
+                raise CoreError(f"cannot set that element: {exc}") from None
+            text = show(whole)
+        else:
+            text = show(new_value) if literal_ok else value_text
+        try:
+            new_state = self.engine.set_variable(name, text)
+        except Exception as exc:
+            raise CoreError(f"could not set {name}: {exc}") from None
+        if new_state.error:
+            raise CoreError(f"could not set {name}: {new_state.error}")
+        self._state = new_state
+        return new_state.locals.get(name, text)
+
+
+def _is_literal(value: Any) -> bool:
+    from dap_server.values import Opaque, Record
+
+    if isinstance(value, (Opaque, Record)):
+        return False
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return all(_is_literal(v) for v in value)
+    if isinstance(value, dict):
+        return all(_is_literal(k) and _is_literal(v) for k, v in value.items())
+    return value is None or isinstance(value, (bool, int, float, complex, str, bytes))
+
+
+def _replace_in(container: Any, path: list[Any], value: Any) -> Any:
+    """A copy of `container` with the element at `path` (keys/indexes) replaced by `value`."""
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(container, list):
+        copy_list = list(container)
+        copy_list[head] = _replace_in(copy_list[head], rest, value)
+        return copy_list
+    if isinstance(container, tuple):
+        items = list(container)
+        items[head] = _replace_in(items[head], rest, value)
+        return tuple(items)
+    if isinstance(container, dict):
+        copy_dict = dict(container)
+        copy_dict[head] = _replace_in(copy_dict[head], rest, value)
+        return copy_dict
+    raise TypeError(f"{type(container).__name__} elements cannot be set")
