@@ -1,5 +1,3 @@
-"""`python -m dap_server` is `ndb`."""
-
 from dap_server.cli import main
 
 main()

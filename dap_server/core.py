@@ -26,19 +26,19 @@ Rules (also in docs/dap.md):
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from model_backend.engine.base import Engine
-from model_backend.program import Program
-from model_backend.state import Action, ActionKind, StackFrame, State
-
 from dap_server.breakpoints import Breakpoint, BreakpointTable, Hit
 from dap_server.evaluator import EvalError, Evaluator
 from dap_server.values import parse_value, show
+from model_backend.engine.base import Engine
+from model_backend.program import Program
+from model_backend.state import Action, ActionKind, StackFrame, State
 
 StepKind = Literal["next", "stepIn", "stepOut", "continue", "stepBack", "reverseContinue"]
 STEP_KINDS: tuple[str, ...] = ("next", "stepIn", "stepOut", "continue", "stepBack", "reverseContinue")
@@ -116,8 +116,12 @@ def exception_parts(value: str | None) -> tuple[str, str]:
 
 
 class DebugCore:
-    def __init__(self, engine_factory: EngineFactory | None = None, max_auto_steps: int = MAX_AUTO_STEPS) -> None:
+    def __init__(self, engine_factory: EngineFactory | None = None, max_auto_steps: int = MAX_AUTO_STEPS,
+                 stepping: str = "pdb") -> None:
         self.engine_factory = engine_factory or default_engine_factory
+        # "pdb": stop wherever the engine stops (call and return events included, as pdb does);
+        # "debugpy": stop on lines only, as debugpy does (see _to_line_like_debugpy).
+        self.stepping = stepping
         self.max_auto_steps = max_auto_steps
         self.engine: Engine | None = None
         self.engine_name = ""
@@ -125,6 +129,7 @@ class DebugCore:
         self.breakpoints = BreakpointTable()
         self.exception_filters: set[str] = set()
         self._state: State | None = None
+        self.returned: tuple[str, str] | None = None  # debugpy style: the return value just stepped past
         self._uncaught_reported: tuple[Any, ...] | None = None
         self._launch: tuple[str, str | None, str, str | None, str | None] | None = None
 
@@ -159,6 +164,7 @@ class DebugCore:
             raise CoreError(f"the {self.engine_name} engine could not start the program: {exc}") from None
         self._state = state
         self._uncaught_reported = None
+        self.returned = None
         for bp in self.breakpoints.items:
             bp.hits = 0
         outputs = [Output("console", self.banner() + "\n")]
@@ -175,10 +181,8 @@ class DebugCore:
 
     def close(self) -> None:
         if self.engine is not None:
-            try:
+            with contextlib.suppress(Exception):  # closing must not fail the session
                 self.engine.close()
-            except Exception:  # noqa: BLE001 - closing must not fail the session
-                pass
         self.engine = None
 
     def banner(self) -> str:
@@ -236,7 +240,9 @@ class DebugCore:
         if self.engine is None or self._state is None:
             raise CoreError("no program is running (launch one first)")
         if kind in ("stepBack", "reverseContinue"):
+            self.returned = None
             return self._reverse(kind)
+        self.returned = None
         if self._state.event == "exit":
             raise CoreError("the program has exited; step back, restart or quit")
         if kind == "continue" and "raised" in self.exception_filters:
@@ -304,6 +310,8 @@ class DebugCore:
                     return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint",
                                 text="; ".join(hit.errors) or None)
                 if self._natural(kind, depth, state, resuming) or _key(state) == _key(previous):
+                    if self.stepping == "debugpy" and kind != "continue" and state.event != "line":
+                        return self._to_line_like_debugpy(kind, depth, state, outputs, start)
                     reason, description, text = self._stop_reason(state)
                     return Stop(reason, state, outputs, description=description, text=text)
                 previous, resuming = state, True
@@ -317,6 +325,48 @@ class DebugCore:
             return Stop("pause", state, outputs, description="Paused: too many automatic steps")
 
         return self._guarded(body)
+
+    def _to_line_like_debugpy(self, kind: str, depth: int, state: State, outputs: list[Output],
+                              start: State) -> Stop:
+        """debugpy stops only on lines: go on from a call, return or exception event to a line event.
+
+        From a call event: into the body (step_into). From a return event after next/stepIn: step_into,
+        which reaches the caller's next line or the first line of a function called next on the same line
+        (as debugpy's step over a return does). stepOut goes on to the first line above the frame it
+        started in. Exception events are passed unless the "raised" filter is on. Breakpoints still stop.
+        """
+        previous = state
+        for _ in range(self.max_auto_steps):
+            if state.event == "exit":
+                return self._finish_exit(state, outputs, start)
+            if state.error:
+                return Stop("step", state, outputs, description="Prediction failed")
+            if state.event == "return" and state.value is not None and state.function:
+                self.returned = (state.function, state.value)  # shown as "(return) f" at the next stop
+            if state.event == "line":
+                hit = self._reached(state, outputs)
+                if hit.stop:
+                    return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint")
+                if kind != "stepOut" or state.depth < depth:
+                    return Stop("step", state, outputs)
+            elif state.event == "exception" and "raised" in self.exception_filters:
+                reason, description, text = self._stop_reason(state)
+                return Stop(reason, state, outputs, description=description, text=text)
+            action: ActionKind
+            if kind == "stepOut":
+                if state.event == "return":
+                    action = "step_over"
+                elif state.depth >= depth:
+                    action = "step_return"
+                else:
+                    action = "step_into"
+            else:
+                action = "step_into"
+            state = self._engine_step(action, outputs)
+            if _key(state) == _key(previous):
+                return Stop("step", state, outputs)
+            previous = state
+        return Stop("pause", state, outputs, description="Paused: too many automatic steps")
 
     def _natural(self, kind: str, depth: int, state: State, resuming: bool) -> bool:
         """Whether `state` is where the command itself stops (not a breakpoint that interrupted it).
@@ -456,6 +506,8 @@ class DebugCore:
             shown[f"(return) {state.function}"] = state.value
         if state.event == "exception" and state.value is not None:
             shown["(exception)"] = state.value
+        if self.returned is not None and state.event != "return" and state is self._state:
+            shown[f"(return) {self.returned[0]}"] = self.returned[1]
         return shown
 
     def eval_names(self, state: State | None = None) -> dict[str, str]:

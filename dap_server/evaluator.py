@@ -154,18 +154,16 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 
 _METHODS: dict[type, frozenset[str]] = {
     str: frozenset(
-        "upper lower strip lstrip rstrip split rsplit startswith endswith count find rfind index rindex replace "
-        "join isdigit isalpha isalnum isspace isupper islower isnumeric isdecimal istitle title capitalize "
-        "casefold swapcase splitlines partition rpartition removeprefix removesuffix".split()
+        ["upper", "lower", "strip", "lstrip", "rstrip", "split", "rsplit", "startswith", "endswith", "count", "find", "rfind", "index", "rindex", "replace", "join", "isdigit", "isalpha", "isalnum", "isspace", "isupper", "islower", "isnumeric", "isdecimal", "istitle", "title", "capitalize", "casefold", "swapcase", "splitlines", "partition", "rpartition", "removeprefix", "removesuffix"]
     ),
-    bytes: frozenset("decode startswith endswith count find index hex".split()),
-    list: frozenset("count index copy".split()),
-    tuple: frozenset("count index".split()),
-    dict: frozenset("keys values items get copy".split()),
-    set: frozenset("union intersection difference symmetric_difference issubset issuperset isdisjoint copy".split()),
-    frozenset: frozenset("union intersection difference symmetric_difference issubset issuperset isdisjoint".split()),
-    int: frozenset("bit_length bit_count".split()),
-    float: frozenset("is_integer".split()),
+    bytes: frozenset(["decode", "startswith", "endswith", "count", "find", "index", "hex"]),
+    list: frozenset(["count", "index", "copy"]),
+    tuple: frozenset(["count", "index"]),
+    dict: frozenset(["keys", "values", "items", "get", "copy"]),
+    set: frozenset(["union", "intersection", "difference", "symmetric_difference", "issubset", "issuperset", "isdisjoint", "copy"]),
+    frozenset: frozenset(["union", "intersection", "difference", "symmetric_difference", "issubset", "issuperset", "isdisjoint"]),
+    int: frozenset(["bit_length", "bit_count"]),
+    float: frozenset(["is_integer"]),
 }
 _VIEW_METHODS = frozenset({"keys", "values", "items"})
 
@@ -402,9 +400,9 @@ class Evaluator:
             for a in args:
                 if isinstance(a, (list, tuple, dict, set, frozenset, str)):
                     self._tick(len(a))
-            if target.name == "replace" and len(args) >= 2 and isinstance(args[1], str):
-                if len(target.obj) * max(1, len(args[1])) > MAX_SEQUENCE:
-                    raise EvalError("replacement result too large")
+            if (target.name == "replace" and len(args) >= 2 and isinstance(args[1], str)
+                    and (len(target.obj) + 1) * max(1, len(args[1])) > MAX_SEQUENCE):
+                raise EvalError("replacement result too large")
             result = getattr(target.obj, target.name)(*args, **kwargs)
             if target.name in _VIEW_METHODS:
                 result = list(result)

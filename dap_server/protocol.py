@@ -28,10 +28,10 @@ REQUEST_ADAPTER: TypeAdapter[Any] = TypeAdapter(dap.DiscriminatedRequest)
 
 
 def _known_commands() -> frozenset[str]:
-    names = set()
+    names: set[str] = set()
     for cls in vars(dap).values():
         if isinstance(cls, type) and issubclass(cls, dap.Request) and cls is not dap.Request:
-            literal = cls.model_fields["command"].annotation
+            literal = cls.model_fields["command"].annotation  # type: ignore[attr-defined]
             names.update(getattr(literal, "__args__", ()))
     return frozenset(names)
 
@@ -134,6 +134,14 @@ class FrameReader:
             del buf[: end + sep]
             return FramingError(f"Content-Length {length} exceeds the limit of {MAX_BODY_BYTES} bytes")
         if len(buf) < end + sep + length:
+            # A complete header inside the unfinished body means this frame was cut short: raw CR/LF
+            # cannot occur inside a JSON string, so no valid body contains one. Resync right away
+            # instead of waiting for bytes that belong to later frames.
+            inner = buf.find(HEADER, end + sep)
+            if inner >= 0 and (buf.find(b"\r\n\r\n", inner) >= 0 or buf.find(b"\n\n", inner) >= 0):
+                del buf[:inner]
+                return FramingError(f"frame cut short: a new frame began {inner - end - sep} bytes into "
+                                    f"a body of {length} bytes")
             return None
         body = bytes(buf[end + sep : end + sep + length])
         del buf[: end + sep + length]

@@ -33,9 +33,20 @@ class Node:
 
 @dataclass
 class BdbState:
-    """What pdb remembers between stops: frames it decided not to trace (bdb's dispatch_call)."""
+    """What pdb's tracing remembers between stops.
+
+    `untraced`: frames whose call bdb declined to trace (dispatch_call returned None), so their
+    events never reach it. `traced`: frames that have had a trace function; CPython keeps a frame's
+    f_trace when a later call event (a generator's resumption) returns None, so their events keep
+    coming. After a jump, every frame seen so far counts as traced, as if pdb had stepped there.
+    """
 
     untraced: set[int] = field(default_factory=set)
+    traced: set[int] = field(default_factory=set)
+
+    def reset(self, seen_frames: set[int]) -> None:
+        self.untraced.clear()
+        self.traced = set(seen_frames)
 
 
 class TraceMDP:
@@ -90,8 +101,10 @@ class TraceMDP:
         """Apply `action` at node `position`; return the new position and the stdout written meanwhile."""
         bdb = bdb if bdb is not None else BdbState()
         if action.is_inverse:
-            bdb.untraced.clear()  # pdb's bookkeeping does not survive a jump back in time
-            return self._inverse(position, action), ""
+            target = self._inverse(position, action)
+            after = self.nodes[target].after
+            bdb.reset({e.frame_id for e in self.events[: after + 1]})  # as if pdb had just stopped there
+            return target, ""
         if self.nodes[position].kind == "exit":
             return position, ""
         if action.kind == "breakpoint":
@@ -135,6 +148,7 @@ class TraceMDP:
         if node.kind == "event" and cur.event == "return":
             if mode == "step" and cur.parent_id >= 0:
                 bdb.untraced.discard(cur.parent_id)  # bdb.set_step re-traces the caller (bpo-13183)
+                bdb.traced.add(cur.parent_id)
             if stopframe == frame and stoplineno != -1:
                 stopframe, returnframe, stoplineno = None, None, 0  # dispatch_return after user_return
 
@@ -148,9 +162,12 @@ class TraceMDP:
             fid = ev.frame_id
             if ev.event == "call":
                 if not (stop_here(fid) or breaks):
-                    bdb.untraced.add(fid)  # dispatch_call returns None: no local tracing
+                    # dispatch_call returns None: no local tracing, unless the frame kept its f_trace
+                    if fid not in bdb.traced:
+                        bdb.untraced.add(fid)
                     continue
                 bdb.untraced.discard(fid)
+                bdb.traced.add(fid)
                 if stopframe is not None and ev.is_generator:
                     continue  # "Ignore call events in generator except when stepping"
                 if stop_here(fid):
@@ -169,7 +186,7 @@ class TraceMDP:
             elif ev.event == "exception":
                 internal_stop = (ev.value or "").startswith("StopIteration")
                 if stop_here(fid):
-                    if not (ev.is_generator and internal_stop):
+                    if not ev.internal:
                         return j
                 elif (
                     stopframe is not None
@@ -213,7 +230,8 @@ class TraceMDP:
 
 
 def replay_forward(result: TraceResult) -> list[TraceEvent]:
-    """The events visited by repeating step_into from the start: the whole trace (a property test)."""
+    """The events visited by repeating step_into from the start: the whole trace except the internal
+    StopIteration events that pdb's step passes over (a property test)."""
     mdp = TraceMDP(result)
     position, visited, bdb = mdp.start_position(), [], BdbState()
     while mdp.nodes[position].kind != "exit":

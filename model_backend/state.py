@@ -44,6 +44,7 @@ class TraceEvent(BaseModel):
     frame_id: int  # unique per frame instance; a generator keeps its id across resumptions
     parent_id: int = -1  # frame_id of the calling frame when it is the program's own code, else -1
     is_generator: bool = False
+    internal: bool = False  # the interpreter's StopIteration inside `yield from` (see tracer)
     locals: dict[str, str] = Field(default_factory=dict)  # name -> repr, truncated
     value: str | None = None  # return value repr, or exception repr
     stdout: str = ""  # written since the previous event

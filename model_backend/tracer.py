@@ -140,8 +140,6 @@ class Recorder:
         return self.local_trace
 
     def local_trace(self, frame: types.FrameType, event: str, arg: Any) -> Any:
-        if event == "exception" and self.internal_stop_iteration(frame, arg):
-            return self.local_trace
         if event in ("line", "return", "exception"):
             self.record(frame, event, arg)
         return self.local_trace
@@ -149,7 +147,7 @@ class Recorder:
     @staticmethod
     def internal_stop_iteration(frame: types.FrameType, arg: Any) -> bool:
         """The interpreter's own StopIteration (no traceback) inside a generator driving `yield from`:
-        machinery, not an exception of the program, and pdb never stops on it either."""
+        machinery rather than an exception of the program; pdb's step and next do not stop there."""
         return bool(frame.f_code.co_flags & _GENERATOR_FLAGS) and arg[0] is StopIteration and arg[2] is None
 
     def record(self, frame: types.FrameType, event: str, arg: Any) -> None:
@@ -190,6 +188,7 @@ class Recorder:
             "frame_id": self.frame_id(frame),
             "parent_id": self.frame_id(parent) if self.is_user(parent) else -1,
             "is_generator": bool(frame.f_code.co_flags & _GENERATOR_FLAGS),
+            "internal": event == "exception" and self.internal_stop_iteration(frame, arg),
             "locals": self.visible_locals(frame),
             "value": value,
             "stdout": self.capture.take(),

@@ -18,7 +18,8 @@ Output: one JSON object per line on the ORIGINAL stdout, one per stop:
 value (return events) or the exception (exception events). `stdout` is what the program printed
 since the previous stop. When the actions run out before the program ends, the driver continues
 with no breakpoints and prints the exit record with `"implicit": true`. A final exit record is
-always printed per run ("error" when an exception escaped the program, with `exit_reason`).
+always printed per run ("error" when an exception escaped the program, with `exit_reason`;
+SystemExit counts as a process exit status would: code 0 or None is "normal").
 
 The program's own prints never reach the JSON stream: `sys.stdout` is replaced by an in-memory
 buffer while the program runs (its content is reported in the `stdout` field); pdb's own messages
@@ -37,6 +38,12 @@ with `Pdb.run` (first stop: the module's first line). Entry mode executes the mo
 debugger, then `Pdb.runeval(EXPR)` (first stop: the `--Call--` of the entry function).
 Locals of namespaces (the module, class bodies) leave out dunders and modules; pdb's own `__return__`
 and `__exception__` keys are always left out. Memory addresses in reprs are normalized: " at 0x7f..." is removed.
+
+Real pdb keeps the last stopped frame's locals dict alive until the next stop (`curframe_locals`),
+which delays the finalization of objects referenced only from there (e.g. an unfinished generator
+held by a function that just returned) to a moment when nothing is traced. `--release-locals`
+drops that reference at the end of each stop; it is off by default (the reference is pdb's
+behaviour).
 """
 
 from __future__ import annotations
@@ -106,7 +113,10 @@ def visible_locals(frame: types.FrameType) -> dict[str, str]:
 
 
 class DriverPdb(pdb.Pdb):
-    def __init__(self, path: str, actions: list[str], emit: Any, take_stdout: Any) -> None:
+    def __init__(
+        self, path: str, actions: list[str], emit: Any, take_stdout: Any, release_locals: bool = False
+    ) -> None:
+        self.release_locals = release_locals  # set before Pdb.__init__, which calls forget()
         self._sink = open(os.devnull, "w")  # noqa: SIM115 - closed in close()
         super().__init__(stdin=io.StringIO(), stdout=self._sink, nosigint=True, readrc=False)
         self.path = path
@@ -121,6 +131,14 @@ class DriverPdb(pdb.Pdb):
 
     def close(self) -> None:
         self._sink.close()
+
+    def forget(self) -> None:
+        super().forget()
+        if self.release_locals:
+            # pdb.setup() caches the stopped frame's f_locals in curframe_locals and keeps it until the
+            # next stop: objects only referenced from there (an unfinished generator in a returning
+            # frame) are finalized at the next stop, inside the trace function, so untraced.
+            self.curframe_locals = {}
 
     # --- which frames are user code -------------------------------------------------------------
     def is_user(self, frame: types.FrameType) -> bool:
@@ -156,7 +174,8 @@ class DriverPdb(pdb.Pdb):
         self.errors.append(str(msg))
 
     # --- a stop: record it, then issue the next action as pdb commands ----------------------------
-    def interaction(self, frame: types.FrameType, traceback: Any) -> None:
+    def interaction(self, frame: types.FrameType | None, traceback: Any) -> None:
+        assert frame is not None  # bdb always passes the stopped frame
         self.setup(frame, traceback)
         self.stops += 1
         record: dict[str, Any] = {
@@ -197,7 +216,15 @@ def reset_breakpoints() -> None:
     bdb.Breakpoint.bpbynumber = [None]
 
 
-def run_once(path: str, source: str, entry: str | None, actions: list[str], run: int, out: TextIO) -> None:
+def run_once(
+    path: str,
+    source: str,
+    entry: str | None,
+    actions: list[str],
+    run: int,
+    out: TextIO,
+    release_locals: bool = False,
+) -> None:
     capture = io.StringIO()
     taken = 0
 
@@ -211,7 +238,7 @@ def run_once(path: str, source: str, entry: str | None, actions: list[str], run:
         out.write(json.dumps({"run": run, **record}) + "\n")
 
     reset_breakpoints()
-    debugger = DriverPdb(path, actions, emit, take_stdout)
+    debugger = DriverPdb(path, actions, emit, take_stdout, release_locals)
     code = compile(source, path, "exec")
     globs: dict[str, Any] = {"__name__": "__main__", "__file__": path, "__builtins__": builtins}
     exit_code, reason = "normal", None
@@ -224,6 +251,9 @@ def run_once(path: str, source: str, entry: str | None, actions: list[str], run:
             exec(code, globs)  # definitions, not debugged
             take_stdout()
             debugger.runeval(entry, globs)
+    except SystemExit as exc:  # like a process's exit status: 0 / None is a normal end
+        if exc.code not in (None, 0):
+            exit_code, reason = "error", f"SystemExit: {exc.code}"
     except BaseException as exc:  # the program's uncaught exception (BdbQuit is handled by bdb)
         exit_code, reason = "error", f"{type(exc).__name__}: {exc}"
     finally:
@@ -256,6 +286,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--actions", action="append", default=None, help="comma-separated actions; repeat for more runs"
     )
+    parser.add_argument(
+        "--release-locals",
+        action="store_true",
+        help="not pdb: drop pdb's reference to the last stop's locals (see DriverPdb.forget)",
+    )
     args = parser.parse_args(argv)
     path = os.path.realpath(args.program)
     with open(path, encoding="utf-8") as fh:
@@ -263,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.modules["readline"] = None  # type: ignore[assignment]  # keep pdb from touching the terminal
     out = sys.stdout
     for run, text in enumerate(args.actions if args.actions is not None else [""]):
-        run_once(path, source, args.entry, parse_actions(text), run, out)
+        run_once(path, source, args.entry, parse_actions(text), run, out, args.release_locals)
     return 0
 
 

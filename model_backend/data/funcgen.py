@@ -27,7 +27,7 @@ import random
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from model_backend.data.values import (
     BOOL,
@@ -193,7 +193,6 @@ class FuncBuilder:
         self.nest = 0
         self.last: Var | None = None
         self.allow_raise = allow_raise
-        self.calls_done: set[str] = set()
         self.raises: set[str] = set()
         self.return_type_hint: str | None = None
 
@@ -303,7 +302,7 @@ class FuncBuilder:
 
     def atom(self, t: str, avoid: str | None = None) -> str:
         name = self.v(t, avoid=avoid)
-        if name is not None and self.chance(0.8):
+        if name is not None and self.chance(0.9):
             return name
         if t == BOOL:
             return self.cond(2)
@@ -318,6 +317,15 @@ class FuncBuilder:
 
     # ---- expressions ----------------------------------------------------------------------------------
     def expr(self, t: str, d: int = 0) -> str:
+        """An expression of type t that mentions at least one variable (a few tries)."""
+        e = self._expr(t, d)
+        for _ in range(3):
+            if self.has_var(e):
+                break
+            e = self._expr(t, d)
+        return e
+
+    def _expr(self, t: str, d: int = 0) -> str:
         if d >= 2 or (d == 1 and self.chance(0.45)):
             return self.atom(t)
         producer = {INT: self.e_int, STR: self.e_str, BOOL: self.cond, LINT: self.e_lint, LSTR: self.e_lstr,
@@ -336,8 +344,9 @@ class FuncBuilder:
     def binop(self, t: str, op: str, d: int, fn: str = "") -> str | None:
         """`a op b` (or `fn(a, b)` with op ","), with a != b and at least one variable."""
         for _ in range(4):
-            a, b = self.expr(t, d), self.expr(t, d)
-            if a != b and self.has_var(a + b):
+            a = self.expr(t, d)
+            b = self.lit_int(1, 4) if t == INT and op in "+-*" and self.chance(0.35) else self.expr(t, d)
+            if norm_expr(a) != norm_expr(b) and self.has_var(a + b):
                 return f"{fn}(({a}), ({b}))" if fn else f"({a}) {op} ({b})"
         return None
 
@@ -346,17 +355,29 @@ class FuncBuilder:
         if not sigs:
             return None
         sig = self.rng.choice(sigs)
-        args = ", ".join(self.expr(p, d + 1) if not sig.recursive else self.atom(p) for p in sig.params)
-        self.calls_done.add(sig.name)
+        args = ", ".join(self.arg(p, d + 1) for p in sig.params)
         return f"{sig.name}({args})"
 
+    def arg(self, t: str, d: int = 1) -> str:
+        """An argument of a call: mostly a variable as is, sometimes an expression."""
+        name = self.v(t) if self.chance(0.7) else None
+        return name if name is not None else self.expr(t, d)
+
+    def called(self, name: str) -> bool:
+        """Whether an emitted line already calls `name`."""
+        pattern = re.compile(r"(?<![\w.])" + re.escape(name) + r"\(")
+        return any(pattern.search(line) for line in self.lines)
+
     def weight_call(self, ret: str) -> float:
-        if self.must_call is not None and self.must_call.ret == ret and self.must_call.name not in self.calls_done:
+        if self.must_call is not None and self.must_call.ret == ret and not self.called(self.must_call.name):
             return 6.0
         return 0.6 if any(s.ret == ret for s in self.helpers) else 0.0
 
-    def ifexp(self, t: str, d: int) -> str:
-        return f"({self.expr(t, d + 1)}) if ({self.cond(d + 1)}) else ({self.expr(t, d + 1)})"
+    def ifexp(self, t: str, d: int) -> str | None:
+        a, b = self.expr(t, d + 1), self.expr(t, d + 1)
+        if norm_expr(a) == norm_expr(b):
+            return None
+        return f"({a}) if ({self.cond(d + 1)}) else ({b})"
 
     def e_int(self, d: int) -> str:
         sub = d + 1
@@ -453,7 +474,7 @@ class FuncBuilder:
         rng = self.rng
 
         def method() -> str:
-            recv = self.v(STR) if self.chance(0.8) else None
+            recv = self.v(STR) if self.chance(0.85) else None
             recv = recv or f"({self.expr(STR, sub)})"
             m = rng.choice([
                 "upper", "lower", "strip", "strip_arg", "lstrip", "rstrip", "title", "capitalize",
@@ -480,11 +501,11 @@ class FuncBuilder:
             s = self.v(STR)
             if s is None:
                 return None
-            form = rng.choice(["[::-1]", "[:k]", "[k:]", "[a:b]", "[::2]", "[1:-1]", "[-k:]", "[:-k]", "[1::2]"])
+            form = rng.choice(["[::-1]", "[:{k}]", "[{k}:]", "[{a}:{b}]", "[::2]", "[1:-1]", "[-{k}:]", "[:-{k}]", "[1::2]"])
             k, a, b = self.rng.randint(1, 3), self.rng.randint(0, 2), self.rng.randint(2, 5)
             if self.chance(0.3) and self.find(INT):
                 k = self.v(INT)  # type: ignore[assignment]
-            return s + form.replace("k", str(k)).replace("a", str(a)).replace("b", str(b))
+            return s + form.format(k=k, a=a, b=b)
 
         def join() -> str:
             sep = rng.choice(["''", "''", "' '", "'-'", "','", repr(self.values.char())])
@@ -537,7 +558,7 @@ class FuncBuilder:
             (0.7, lambda: self.lit_str(nonempty=False)),
             (3.5, method),
             (1.5, slice_),
-            (1.5, lambda: f"({self.expr(STR, sub)}) + ({self.expr(STR, sub)})"),
+            (1.5, lambda: self.binop(STR, "+", sub)),
             (0.5, lambda: f"({self.atom(STR)}) * {self.lit_int(0, 3)}"),
             (1.2, join),
             (0.6, join_sorted),
@@ -563,7 +584,7 @@ class FuncBuilder:
         sub = d + 1
         rng = self.rng
 
-        def cmp_int() -> str:
+        def cmp_int() -> str | None:
             return self.binop(INT, rng.choice(["<", ">", "==", "!=", "<=", ">=", ">", "<"]), sub)
 
         def member() -> str | None:
@@ -596,7 +617,8 @@ class FuncBuilder:
             x = self.v(SIZED)
             if x is None:
                 return None
-            return f"len({x}) {rng.choice(['>', '<', '==', '>=', '!='])} {self.lit_int(0, 4)}"
+            op = rng.choice(['>', '<', '==', '>=', '!=', '>'])
+            return f"len({x}) {op} {self.lit_int(0 if op in ('>', '==', '!=') else 1, 4)}"
 
         def parity() -> str:
             return f"({self.expr(INT, sub)}) % {self.lit_int(2, 3)} {rng.choice(['==', '!='])} 0"
@@ -621,10 +643,10 @@ class FuncBuilder:
         return self.choose([
             (2, lambda: self.v(BOOL)),
             (2.5, cmp_int),
-            (0.8, lambda: f"{self.atom(STR)} {rng.choice(['==', '!=', '<', '>'])} {self.expr(STR, sub)}"),
+            (0.8, lambda: self.binop(STR, rng.choice(['==', '!=', '==', '<']), sub)),
             (2.5, member),
             (2, pred),
-            (0.6, lambda: f"not ({self.cond(sub)})" if d < 2 else None),
+            (0.6, lambda: (lambda c: f"not ({c})" if not c.startswith("not ") else None)(self.cond(sub)) if d < 2 else None),
             (0.8, lambda: f"({self.cond(sub)}) {rng.choice(['and', 'or'])} ({self.cond(sub)})" if d < 1 else None),
             (0.8, length),
             (0.7, parity),
@@ -696,8 +718,8 @@ class FuncBuilder:
             li = self.v(LINT)
             if li is None:
                 return None
-            form = rng.choice(["[::-1]", "[:k]", "[k:]", "[a:b]", "[::2]", "[1:]", "[:-1]", "[-k:]"])
-            return li + form.replace("k", self.lit_int(1, 3)).replace("a", self.lit_int(0, 2)).replace("b", self.lit_int(2, 5))
+            form = rng.choice(["[::-1]", "[:{k}]", "[{k}:]", "[{a}:{b}]", "[::2]", "[1:]", "[:-1]", "[-{k}:]"])
+            return li + form.format(k=self.lit_int(1, 3), a=self.lit_int(0, 2), b=self.lit_int(2, 5))
 
         def enum() -> str | None:
             li = self.v(LINT)
@@ -726,7 +748,7 @@ class FuncBuilder:
             (1, lambda: f"sorted({self.v((LINT, SET, TUP))})" if self.find((LINT, SET, TUP)) else None),
             (0.5, lambda: f"sorted({self.v(LINT)}, reverse=True)" if self.find(LINT) else None),
             (1, slice_),
-            (0.6, lambda: f"({self.expr(LINT, sub)}) + ({self.expr(LINT, sub)})"),
+            (0.6, lambda: self.binop(LINT, "+", sub)),
             (1.8, comp_map),
             (1.2, comp_filter),
             (0.5, lambda: f"list(range({self.lit_int(1, 6)}))" if self.chance(0.5)
@@ -784,7 +806,7 @@ class FuncBuilder:
             (0.8, lambda: f"sorted({self.v((LSTR, STR))})" if self.find((LSTR, STR)) else None),
             (0.5, lambda: f"{self.v(LSTR)}[::-1]" if self.find(LSTR) else None),
             (0.4, lambda: f"{self.v(LSTR)}[{self.lit_int(0, 1)}:{self.lit_int(2, 4)}]" if self.find(LSTR) else None),
-            (0.5, lambda: f"({self.expr(LSTR, sub)}) + ({self.expr(LSTR, sub)})"),
+            (0.5, lambda: self.binop(LSTR, "+", sub)),
             (1.5, comp),
             (0.4, from_ints),
             (0.6, lambda: rng.choice([f"list({self.v(DICT)})", f"sorted({self.v(DICT)})", f"list({self.v(DICT)}.keys())"])
@@ -793,7 +815,6 @@ class FuncBuilder:
         ]) or self.lit(LSTR)
 
     def e_dict(self, d: int) -> str:
-        sub = d + 1
         rng = self.rng
 
         def count_comp() -> str | None:
@@ -861,7 +882,7 @@ class FuncBuilder:
             (3, lambda: self.v(SET)),
             (0.4, lambda: self.lit(SET)),
             (1.5, lambda: f"set({self.v((LINT, TUP))})" if self.find((LINT, TUP)) else None),
-            (1, lambda: f"({self.expr(SET, sub)}) {rng.choice(['|', '&', '-', '^'])} ({self.expr(SET, sub)})"),
+            (1, lambda: self.binop(SET, rng.choice(['|', '&', '-', '^']), sub)),
             (0.6, comp),
             (0.3, lambda: f"set(range({self.lit_int(1, 5)}))"),
             (0.4, lambda: f"{{len(w) for w in {self.v(LSTR)}}}" if self.find(LSTR) and "w" not in self.used else None),
@@ -886,11 +907,13 @@ class FuncBuilder:
 
     # ---- statements --------------------------------------------------------------------------------
     def new_type(self) -> str:
-        return self.rng.choices([INT, STR, LINT, LSTR, DICT, BOOL, SET, TUP], [5, 5, 4, 2, 2, 1, 0.7, 0.7])[0]
+        return self.rng.choices([INT, STR, LINT, LSTR, DICT, BOOL, SET, TUP], [5, 5, 4, 2, 2.5, 1, 1.2, 1])[0]
 
     def s_assign(self) -> bool:
         t = self.new_type()
         e = self.expr(t)
+        if not self.has_var(e):
+            return False
         name = self.fresh(NAMES[t])
         self.stmt(f"{name} = {e}")
         self.last = self.declare(name, t)
@@ -913,11 +936,14 @@ class FuncBuilder:
             return False
         if var.type == INT:
             op = self.rng.choice(["+=", "+=", "-=", "*=", "//=", "%="])
-            rhs = self.lit_int(2, 4) if op in ("//=", "%=") else self.expr(INT, 1)
+            rhs = self.lit_int(2, 4) if op in ("//=", "%=", "*=") and self.chance(0.7) else (
+                self.lit_int(1, 3) if self.chance(0.3) else self.expr(INT, 1))
         elif var.type == STR:
             op, rhs = "+=", self.expr(STR, 1)
         else:
             op, rhs = "+=", self.expr(LINT, 1)
+        if norm_expr(rhs) == var.name:
+            return False
         self.stmt(f"{var.name} {op} {rhs}")
         self.last = var
         return True
@@ -1049,9 +1075,12 @@ class FuncBuilder:
             elif r < 0.8 and lv.type == INT:
                 self.stmt(f"{n} {rng.choice(['+=', '+=', '-=', '*='])} {self.expr_using(INT, lv.name, 1)}")
             else:
-                self.stmt(f"{n} += {self.expr_using(INT, lv.name, 1)}")
+                e = self.expr_using(INT, lv.name, 1)
+                self.stmt(f"{n} += {e}" if _mentions(e, lv.name) and norm_expr(e) != n else f"{n} += 1")
         elif acc.type == STR:
             e = self.expr_using(STR, lv.name, 1) if lv.type != STR or self.chance(0.5) else lv.name
+            if not _mentions(e, lv.name):
+                e = lv.name if lv.type == STR else f"str({lv.name})"
             if self.chance(0.2):
                 self.stmt(f"{n} = {e} + {n}")
             else:
@@ -1085,13 +1114,13 @@ class FuncBuilder:
         if self.find(LSTR):
             opts.append((1.5, "lstr"))
         if self.find(DICT):
-            opts.append((1.2, "items"))
-            opts.append((0.5, "keys"))
+            opts.append((1.5, "items"))
+            opts.append((0.8, "keys"))
         if self.find((SET, TUP)):
             opts.append((0.5, "sorted"))
         if self.find(STR) and self.find(LINT):
             opts.append((0.3, "zip"))
-        opts.append((0.6, "range"))
+        opts.append((0.25, "range"))
         kind = rng.choices([k for _, k in opts], [w for w, _ in opts])[0]
         if kind == "str":
             s = self.pick(STR)
@@ -1125,7 +1154,7 @@ class FuncBuilder:
             dv = self.pick(DICT)
             assert dv is not None
             k = self.fresh(LOOP_NAMES["key"])
-            it = rng.choice([dv.name, f"sorted({dv.name})", f"list({dv.name})"])
+            it = rng.choice([dv.name, f"sorted({dv.name})", f"list({dv.name})", f"{dv.name}.keys()"])
             return f"for {k} in {it}:", [Var(k, STR), Var(f"{dv.name}[{k}]", INT)], dv
         if kind == "sorted":
             sv = self.pick((SET, TUP))
@@ -1309,12 +1338,12 @@ class FuncBuilder:
             opts += [(f"{self.v(DICT)}[{self.atom(STR)}]", "KeyError", INT)]
         if self.find(LSTR):
             opts += [(f"{self.v(LSTR)}[{self.atom(INT)}]", "IndexError", STR)]
-        if self.find(INT):
-            opts += [(f"{self.expr(INT, 1)} // {self.v(INT)}", "ZeroDivisionError", INT)]
+        den = self.v(INT)
+        if den is not None:
+            opts += [(f"{self.atom(INT, avoid=den)} // {den}", "ZeroDivisionError", INT)]
         raising = [s for s in self.helpers if s.raises and s.ret]
         for sig in raising:
             args = ", ".join(self.expr(p, 1) for p in sig.params)
-            self.calls_done.add(sig.name)
             opts += [(f"{sig.name}({args})", sig.raises[0], sig.ret or INT)] * 3
         if not opts:
             return None
@@ -1387,11 +1416,12 @@ class FuncBuilder:
 
     def statement(self, simple: bool = False) -> None:
         opts: list[tuple[float, Callable[[], bool]]] = [
-            (3.0, self.s_assign),
+            (3.0 if self.nest == 0 else 0.7, self.s_assign),
             (1.5, self.s_reassign),
             (1.2, self.s_aug),
             (2.2, self.s_mutate),
             (0.4, self.s_unpack),
+            (0.06, self.s_print),
         ]
         if not simple:
             opts += [(2.6, self.s_for), (1.4, self.s_if), (0.5, self.s_while), (0.6, self.s_try),
@@ -1410,7 +1440,7 @@ class FuncBuilder:
     def finish(self, ret: str | None = None, nontrivial: bool = False) -> str | None:
         """Emit the final return and return its type. The result is built from the values nobody has
         read yet (so that no computation is dead), else from the last value changed."""
-        if self.must_call is not None and self.must_call.name not in self.calls_done:
+        if self.must_call is not None and not self.called(self.must_call.name):
             t = self.must_call.ret or INT
             if ret in (None, t) and not self.return_type_hint and self.chance(0.4):
                 self.stmt(f"return {self.helper_call_forced(self.must_call)}")
@@ -1445,8 +1475,7 @@ class FuncBuilder:
         return ret
 
     def helper_call_forced(self, sig: Sig) -> str:
-        self.calls_done.add(sig.name)
-        return f"{sig.name}({', '.join(self.expr(p, 1) for p in sig.params)})"
+        return f"{sig.name}({', '.join(self.arg(p) for p in sig.params)})"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1454,7 +1483,7 @@ class FuncBuilder:
 
 
 def _param_types(rng: random.Random, n: int) -> list[str]:
-    return rng.choices([STR, LINT, INT, LSTR, DICT, SET, TUP, BOOL], [6, 6, 4, 1.5, 1.4, 0.4, 0.5, 0.3], k=n)
+    return rng.choices([STR, LINT, INT, LSTR, DICT, SET, TUP, BOOL], [6, 6, 4, 1.5, 2.2, 0.7, 0.8, 0.3], k=n)
 
 
 def _params(fb_used: set[str], rng: random.Random, types: list[str]) -> list[Var]:
@@ -1507,10 +1536,13 @@ def build_function(prog: ProgramBuilder, name: str, types: list[str], n_stmts: i
     return Sig(name, [p.type for p in params], rtype, tuple(sorted(fb.raises))), params
 
 
-def _recursive(prog: ProgramBuilder, name: str) -> Sig:
+def _recursive(prog: ProgramBuilder, name: str, prefer: list[str] | None = None) -> Sig:
     """A structurally recursive function over a list, a string or a natural number."""
     rng = prog.rng
     ptype = rng.choice([LINT, LINT, STR, STR, INT, INT, "gcd"])
+    usable = [t for t in prefer or [] if t in (LINT, STR, INT)]
+    if usable and rng.random() < 0.8:
+        ptype = rng.choice(usable)
     if ptype == "gcd":
         a, b = rng.sample(["a", "b", "x", "y", "m", "n"], 2)
         op = rng.choice(["%", "-"]) if rng.random() < 0.3 else "%"
@@ -1591,11 +1623,13 @@ def _recursive(prog: ProgramBuilder, name: str) -> Sig:
     return Sig(name, [p.type for p in params], ret, recursive=True)
 
 
-def _class(prog: ProgramBuilder) -> ClassInfo:
+def _class(prog: ProgramBuilder, prefer: list[str] | None = None) -> ClassInfo:
     rng = prog.rng
     cname = prog.global_name(CLASS_NAMES)
     n_init = rng.choice([1, 1, 2])
     init_types = rng.choices([LINT, STR, INT, DICT, LSTR], [4, 3, 3, 1, 1], k=n_init)
+    if prefer:
+        init_types = [rng.choice(prefer) if rng.random() < 0.7 else t for t in init_types]
     used: set[str] = {"self"}
     init_params = _params(used, rng, init_types)
     lines = [f"class {cname}:", f"    def __init__(self, {', '.join(p.name for p in init_params)}):"]
@@ -1613,22 +1647,20 @@ def _class(prog: ProgramBuilder) -> ClassInfo:
         lines.append(f"        self.{attr} = {({INT: '0', LINT: '[]', STR: repr(''), DICT: '{}'})[t]}")
         attrs.append(Var(f"self.{attr}", t))
     methods: list[Sig] = []
-    for _ in range(rng.choice([1, 1, 2])):
-        mname = rng.choice([m for m in METHOD_NAMES if m not in {s.name for s in methods}])
+    for _ in range(rng.choice([1, 1, 1, 2])):
+        taken = {s.name for s in methods} | {a.name[5:] for a in attrs}
+        mname = rng.choice([m for m in METHOD_NAMES if m not in taken])
         mtypes = rng.choices([INT, STR, LINT], [4, 3, 1], k=rng.choice([0, 1, 1, 1, 2]))
         mparams = _params(set(used) | {a.name[5:] for a in attrs}, rng, mtypes)
         fb = FuncBuilder(prog, mname, list(attrs) + mparams, indent=2, allow_raise=rng.random() < 0.3)
-        fb.body(rng.randint(1, 3))
-        if rng.random() < 0.2:
-            rtype = None
-        else:
-            rtype = fb.finish()
+        fb.body(rng.randint(1, 2))
+        rtype = None if rng.random() < 0.2 else fb.finish()
         if not fb.lines:
             fb.stmt("pass")
         lines.append(f"    def {mname}(self{''.join(', ' + p.name for p in mparams)}):")
         lines.extend(fb.lines)
         methods.append(Sig(mname, mtypes, rtype, tuple(sorted(fb.raises))))
-    if rng.random() < 0.6:
+    if rng.random() < 0.4:
         lines.append("    def __repr__(self):")
         lines.append(f"        return f'{cname}({{vars(self)}})'")
     prog.chunks.append(lines)
@@ -1685,10 +1717,12 @@ def generate_one(rng: random.Random, kind: str) -> tuple[str, str, tuple[str, ..
     if kind == "tiny":
         n_stmts = rng.choice([0, 0, 1])
         nontrivial = True
+        types = types[:2]
     elif kind == "helper":
         hname = prog.global_name(HELPER_NAMES)
         allow = rng.random() < 0.35
-        sig, _ = build_function(prog, hname, _param_types(rng, rng.choice([1, 1, 2])), rng.randint(0, 2), allow_raise=allow)
+        htypes = [rng.choice(types) if rng.random() < 0.6 else _param_types(rng, 1)[0] for _ in range(rng.choice([1, 1, 2]))]
+        sig, _ = build_function(prog, hname, htypes, rng.randint(0, 2), allow_raise=allow)
         if allow and rng.random() < 0.7:
             _add_helper_raise(prog, sig)
         helpers.append(sig)
@@ -1696,7 +1730,7 @@ def generate_one(rng: random.Random, kind: str) -> tuple[str, str, tuple[str, ..
         n_stmts = rng.randint(1, 3)
     elif kind == "recursion":
         if rng.random() < 0.75:
-            sig = _recursive(prog, prog.global_name(HELPER_NAMES))
+            sig = _recursive(prog, prog.global_name(HELPER_NAMES), types)
             helpers.append(sig)
             must = sig
             n_stmts = rng.randint(0, 2)
@@ -1707,7 +1741,7 @@ def generate_one(rng: random.Random, kind: str) -> tuple[str, str, tuple[str, ..
             entry = f"f({_recursive_args(prog, sig)})"
             return source, entry, ()
     elif kind == "class":
-        info = _class(prog)
+        info = _class(prog, types)
         classes.append(info)
         n_stmts = rng.randint(0, 1)
 
@@ -1771,12 +1805,71 @@ def _recursive_overrides(prog: ProgramBuilder, params: list[Var], sig: Sig) -> d
     return {p.name: prog.rng.randint(0, 8) for p in params if p.type == INT}
 
 
+_MUTATORS = {"append", "pop", "insert", "extend", "remove", "update", "setdefault", "sort", "reverse", "clear",
+             "add", "discard", "popitem"}
+
+
+def _removable(value: ast.expr, local_funcs: set[str]) -> bool:
+    """An assigned value whose computation has no effect beyond the assignment."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and (func.id in local_funcs or func.id[:1].isupper()):
+                return False
+            if isinstance(func, ast.Attribute) and func.attr in _MUTATORS:
+                return False
+        if isinstance(node, ast.NamedExpr) or isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice):
+            return False  # may raise an intended IndexError / KeyError
+    return True
+
+
+def prune_dead_stores(source: str) -> str:
+    """Delete `name = value` statements whose name is never read in their function and whose value has
+    no side effect (repeated until nothing changes). Statements inside try blocks and the only
+    statement of a block are kept."""
+    for _ in range(10):
+        tree = ast.parse(source)
+        local_funcs = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+        drop: tuple[int, int] | None = None
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            loads = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+            loads |= {n.target.id for n in ast.walk(fn) if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
+            in_try = {id(n) for t in ast.walk(fn) if isinstance(t, ast.Try) for n in ast.walk(t)}
+            for block in ast.walk(fn):
+                for field_name in ("body", "orelse", "finalbody"):
+                    stmts = getattr(block, field_name, None)
+                    if not isinstance(stmts, list) or len(stmts) < 2:
+                        continue
+                    for st in stmts:
+                        if (isinstance(st, ast.Assign) and id(st) not in in_try and all(
+                                isinstance(t, ast.Name) and t.id not in loads for t in st.targets)
+                                and _removable(st.value, local_funcs)):
+                            drop = (st.lineno, st.end_lineno or st.lineno)
+                            break
+                    if drop:
+                        break
+                if drop:
+                    break
+            if drop:
+                break
+        if drop is None:
+            return source
+        lines = source.splitlines()
+        source = "\n".join(lines[: drop[0] - 1] + lines[drop[1]:]) + "\n"
+    return source
+
+
 def _source_ok(source: str, max_lines: int) -> bool:
     try:
         compile(source, "<gen>", "exec")
     except SyntaxError:
         return False
     return len(source.splitlines()) <= max_lines
+
+
+MAX_LINES = {"class": 24, "helper": 20}
 
 
 def generate_functions(n: int, seed: int, max_lines: int = 18) -> list[Program]:
@@ -1787,8 +1880,12 @@ def generate_functions(n: int, seed: int, max_lines: int = 18) -> list[Program]:
     i = 0
     while len(out) < n:
         kind = rng.choices(KINDS, KIND_WEIGHTS)[0]
-        source, entry, expect = generate_one(rng, kind)
-        if not _source_ok(source, max_lines):
+        try:
+            source, entry, expect = generate_one(rng, kind)
+            source = prune_dead_stores(source)
+        except SyntaxError:  # a production assembled invalid code: skip it (deterministically)
+            continue
+        if not _source_ok(source, MAX_LINES.get(kind, max_lines)):
             continue
         out.append(GenProgram(source=source, path=f"<gen-{seed}-{i}>", entry=entry, origin=f"gen:{kind}",
                               expect_errors=expect))
@@ -1876,7 +1973,11 @@ def generate_scripts(n: int, seed: int, max_lines: int = 30) -> list[Program]:
     out: list[Program] = []
     i = 0
     while len(out) < n:
-        source, entry, expect = generate_one_script(rng)
+        try:
+            source, entry, expect = generate_one_script(rng)
+            source = prune_dead_stores(source)
+        except SyntaxError:
+            continue
         if not _source_ok(source, max_lines):
             continue
         out.append(GenProgram(source=source, path=f"<script-{seed}-{i}>", entry=entry,

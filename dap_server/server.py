@@ -1,0 +1,175 @@
+"""Transports: the DAP session over stdio (how VS Code starts an adapter) and over TCP.
+
+`serve_stdio` keeps the protocol stream clean: the real stdout is duplicated for DAP frames only, and
+file descriptor 1 is pointed at stderr for as long as the adapter runs, so a stray print (or a child
+process that inherits the descriptor) cannot corrupt the stream.
+
+`serve_tcp` binds 127.0.0.1 by default (another host only when asked explicitly), announces the bound
+port, and serves any number of clients concurrently, each in its own thread with its own session and
+engine.
+
+Run directly: `python -m dap_server.server [--port N] [--host H] [--log-file F]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from dap_server.core import EngineFactory
+from dap_server.protocol import encode, read_messages
+from dap_server.session import DAPSession
+
+log = logging.getLogger("dap_server")
+READ_CHUNK = 65536
+
+
+def setup_logging(log_file: str | None) -> None:
+    """Log every message to `log_file` (debug level); without one, log nothing."""
+    if log_file:
+        handler: logging.Handler = logging.FileHandler(log_file, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(threadName)s %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.DEBUG)
+    elif not log.handlers:
+        log.addHandler(logging.NullHandler())
+    log.propagate = False
+
+
+def serve_stream(read_chunk: Callable[[], bytes], write: Callable[[bytes], Any],
+                 engine_factory: EngineFactory | None = None, name: str = "session") -> DAPSession:
+    """Run one session until the input ends or the client disconnects. Returns the session."""
+
+    def send(message: dict[str, Any]) -> None:
+        try:
+            write(encode(message))
+        except (OSError, ValueError):
+            log.warning("%s: could not write to the client", name)
+
+    session = DAPSession(send, engine_factory=engine_factory, name=name)
+    log.info("%s: started", name)
+    try:
+        for item in read_messages(read_chunk):
+            session.handle_raw(item)
+            if session.done:
+                break
+    except OSError as exc:
+        log.warning("%s: connection error: %s", name, exc)
+    finally:
+        session.close()
+        log.info("%s: ended", name)
+    return session
+
+
+def serve_stdio(log_file: str | None = None, engine_factory: EngineFactory | None = None) -> None:
+    """Serve one DAP session on stdin/stdout (what `ndb dap` does)."""
+    setup_logging(log_file)
+    sys.stdout.flush()
+    protocol_fd = os.dup(1)
+    saved_stdout = sys.stdout
+    os.dup2(2, 1)  # stray writes to fd 1 now land on stderr
+    sys.stdout = sys.stderr
+    out = os.fdopen(protocol_fd, "wb", buffering=0)
+    write_lock = threading.Lock()
+
+    def write(data: bytes) -> None:
+        with write_lock:
+            out.write(data)
+
+    def read_chunk() -> bytes:
+        try:
+            return os.read(0, READ_CHUNK)
+        except OSError:
+            return b""
+
+    try:
+        serve_stream(read_chunk, write, engine_factory, name="stdio")
+    finally:
+        try:
+            out.flush()
+            os.dup2(protocol_fd, 1)
+        finally:
+            sys.stdout = saved_stdout
+            out.close()
+
+
+def _serve_connection(conn: socket.socket, address: Any, engine_factory: EngineFactory | None) -> None:
+    name = f"tcp {address[0]}:{address[1]}" if isinstance(address, tuple) else "tcp"
+    lock = threading.Lock()
+
+    def write(data: bytes) -> None:
+        with lock:
+            conn.sendall(data)
+
+    def read_chunk() -> bytes:
+        try:
+            return conn.recv(READ_CHUNK)
+        except OSError:
+            return b""
+
+    with conn:
+        serve_stream(read_chunk, write, engine_factory, name=name)
+        with contextlib.suppress(OSError):
+            conn.shutdown(socket.SHUT_RDWR)
+
+
+def serve_tcp(host: str = "127.0.0.1", port: int = 0, log_file: str | None = None,
+              ready: Callable[[int], None] | None = None, engine_factory: EngineFactory | None = None,
+              stop: threading.Event | None = None) -> None:
+    """Listen on host:port (0 = any free port) and serve each client in its own session.
+
+    `ready(port)` is called with the bound port once listening; without it the port is printed on
+    stdout as `ndb dap: listening on HOST:PORT`. Runs until `stop` is set (or forever).
+    """
+    setup_logging(log_file)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as server:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind((host, port))
+        server.listen(16)
+        server.settimeout(0.5)
+        bound = server.getsockname()[1]
+        log.info("listening on %s:%s", host, bound)
+        if ready is not None:
+            ready(bound)
+        else:
+            print(f"ndb dap: listening on {host}:{bound}", flush=True)
+        while stop is None or not stop.is_set():
+            try:
+                conn, address = server.accept()
+            except TimeoutError:
+                continue
+            except OSError as exc:
+                log.warning("accept failed: %s", exc)
+                continue
+            conn.settimeout(None)
+            thread = threading.Thread(target=_serve_connection, args=(conn, address, engine_factory),
+                                      name=f"dap-{address[1] if isinstance(address, tuple) else 'client'}",
+                                      daemon=True)
+            thread.start()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m dap_server.server", description="Neural Debug DAP adapter")
+    parser.add_argument("--port", type=int, default=None, help="serve over TCP on this port (0 = any free)")
+    parser.add_argument("--host", default="127.0.0.1", help="TCP host to bind (default 127.0.0.1)")
+    parser.add_argument("--log-file", default=None, help="log every message to this file")
+    ns = parser.parse_args(argv)
+    try:
+        if ns.port is None:
+            serve_stdio(ns.log_file)
+        else:
+            serve_tcp(ns.host, ns.port, ns.log_file)
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

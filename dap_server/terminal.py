@@ -1,0 +1,473 @@
+"""`ndb debug`: a pdb-like terminal debugger on the same session core as the debug adapter.
+
+Commands follow pdb (s, n, r, c, b, cl, l, ll, p, pp, w, a, q, ...) and add back-stepping: `back`
+(inverse step over) and `rc` (reverse continue). Works with stdin from a pipe: commands are read line by
+line, and the end of input quits.
+"""
+
+from __future__ import annotations
+
+import cmd
+import pprint
+import sys
+from typing import IO, Any
+
+from dap_server.core import CoreError, DebugCore, EngineFactory, Stop
+from model_backend.state import State
+
+PROMPT = "(ndb) "
+LIST_CONTEXT = 5  # lines before/after the current one, as pdb's `list`
+
+
+class TerminalDebugger(cmd.Cmd):
+    prompt = PROMPT
+    doc_header = "Commands (type help <command>):"
+    use_rawinput = False
+
+    def __init__(self, core: DebugCore, stdin: IO[str], stdout: IO[str]) -> None:
+        super().__init__(stdin=stdin, stdout=stdout)
+        self.core = core
+        self.out = stdout
+        self.use_rawinput = False
+        self._list_next: int | None = None
+        self.quitting = False
+        try:
+            self.echo = not stdin.isatty()
+        except (AttributeError, ValueError):
+            self.echo = True
+
+    # ---- output helpers -------------------------------------------------------------------------------
+    def say(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def error(self, text: str) -> None:
+        self.say(f"*** {text}")
+
+    def show_stop(self, stop: Stop) -> None:
+        for out in stop.outputs:
+            if out.category == "console" and out.text.startswith("Neural Debug:"):
+                self.say(out.text.rstrip("\n"))
+            else:
+                self.out.write(out.text)
+        if stop.exited:
+            self.say("--Exit--")
+            self.say("Use 'back' or 'rc' to go back in time, 'restart' to start again, 'q' to quit.")
+            return
+        state = stop.state
+        if stop.reason == "breakpoint" and stop.breakpoint_ids:
+            self.say(f"Breakpoint {', '.join(str(i) for i in stop.breakpoint_ids)} at line {state.line}")
+        self.print_location(state)
+        self._list_next = None
+
+    def print_location(self, state: State) -> None:
+        if state.event == "exit":
+            self.say("--Exit--")
+            return
+        if state.event == "call":
+            self.say("--Call--")
+        elif state.event == "return":
+            self.say("--Return--")
+        elif state.event == "exception":
+            self.say(state.value or "exception")
+        path = self.core.program.path if self.core.program else "<program>"
+        function = state.function or "<module>"
+        suffix = f"->{state.value}" if state.event == "return" and state.value is not None else ""
+        self.say(f"> {path}({state.line}){function}(){suffix}")
+        source = state.source
+        lines = self.core.source_lines
+        if source is None and state.line and 0 < state.line <= len(lines):
+            source = lines[state.line - 1].strip()
+        self.say(f"-> {(source or '').strip()}")
+
+    # ---- cmd.Cmd plumbing ---------------------------------------------------------------------------
+    def emptyline(self) -> bool:
+        if self.lastcmd:
+            return bool(self.onecmd(self.lastcmd))
+        return False
+
+    def default(self, line: str) -> bool:  # type: ignore[override]
+        text = line.strip()
+        if text.startswith("!"):
+            return self._bang(text[1:])
+        word = text.split(None, 1)[0] if text else ""
+        try:
+            value = self.core.evaluate(text)
+        except CoreError as exc:
+            message = str(exc)
+            if word.isidentifier() and ("is not defined" in message or "syntax error" in message):
+                self.error(f"Unknown command {word!r}. Type 'help' for the list of commands.")
+            else:
+                self.error(message)
+            return False
+        self.say(_show(value))
+        return False
+
+    def onecmd(self, line: str) -> bool:
+        try:
+            return bool(super().onecmd(line))
+        except CoreError as exc:
+            self.error(str(exc))
+            return False
+        except Exception as exc:  # noqa: BLE001 - the debugger must survive anything typed at it
+            self.error(f"internal error: {type(exc).__name__}: {exc}")
+            return False
+
+    def precmd(self, line: str) -> str:
+        if line == "EOF":
+            return line
+        if self.echo:
+            self.out.write(line.rstrip("\n") + "\n")  # a transcript of piped input reads like a session
+        return line.strip()
+
+    def do_EOF(self, arg: str) -> bool:
+        """End of input: quit."""
+        self.say("")
+        self.quitting = True
+        return True
+
+    # ---- stepping ---------------------------------------------------------------------------------------
+    def _step(self, kind: str) -> bool:
+        if self.core.exited and kind not in ("stepBack", "reverseContinue"):
+            self.error("The program has exited; use 'back', 'rc', 'restart' or 'q'.")
+            return False
+        self.show_stop(self.core.step(kind))
+        return False
+
+    def do_step(self, arg: str) -> bool:
+        """s(tep): execute the current line, stop at the first possible occasion (in a called function or
+        on the next line)."""
+        return self._step("stepIn")
+
+    do_s = do_step
+
+    def do_next(self, arg: str) -> bool:
+        """n(ext): continue until the next line in the current function is reached or it returns."""
+        return self._step("next")
+
+    do_n = do_next
+
+    def do_return(self, arg: str) -> bool:
+        """r(eturn): continue until the current function returns."""
+        return self._step("stepOut")
+
+    do_r = do_return
+
+    def do_continue(self, arg: str) -> bool:
+        """c(ont(inue)): continue until a breakpoint is reached or the program ends."""
+        return self._step("continue")
+
+    do_c = do_cont = do_continue
+
+    def do_back(self, arg: str) -> bool:
+        """back: step back over the previous line (the inverse of next). A line that made calls is shown
+        once, before its calls."""
+        return self._step("stepBack")
+
+    do_bs = do_back
+
+    def do_rc(self, arg: str) -> bool:
+        """rc: reverse continue: run backwards to the previous breakpoint, or to the start."""
+        return self._step("reverseContinue")
+
+    def do_restart(self, arg: str) -> bool:
+        """restart / run: start the program again from its first line (breakpoints are kept)."""
+        self.show_stop(self.core.restart())
+        return False
+
+    do_run = do_restart
+
+    def do_quit(self, arg: str) -> bool:
+        """q(uit): quit the debugger."""
+        self.quitting = True
+        return True
+
+    do_q = do_exit = do_quit
+
+    # ---- breakpoints ------------------------------------------------------------------------------------
+    def do_break(self, arg: str) -> bool:
+        """b(reak) [LINE[, CONDITION]]: set a breakpoint at LINE of the program (with a condition, it stops
+        only when the condition is true). Without argument, list the breakpoints."""
+        arg = arg.strip()
+        if not arg:
+            return self._list_breakpoints()
+        where, _, condition = arg.partition(",")
+        line = _parse_line(where)
+        if line is None:
+            self.error(f"{where.strip()!r} is not a line number (usage: b LINE[, CONDITION])")
+            return False
+        bp = self.core.breakpoints.add(line, condition.strip() or None)
+        path = self.core.program.path if self.core.program else "<program>"
+        if not bp.verified:
+            self.core.breakpoints.remove_line(line)
+            self.error(f"Cannot set a breakpoint at line {line}: {bp.message}")
+            return False
+        moved = f" (moved from line {line}: no code there)" if bp.line != line else ""
+        self.say(f"Breakpoint {bp.id} at {path}:{bp.line}{moved}")
+        return False
+
+    do_b = do_break
+
+    def _list_breakpoints(self) -> bool:
+        items = self.core.breakpoints.items
+        if not items:
+            self.say("No breakpoints.")
+            return False
+        path = self.core.program.path if self.core.program else "<program>"
+        self.say("Num Type         Disp Enb   Where")
+        for bp in items:
+            self.say(f"{bp.id:<3} breakpoint   keep yes   at {path}:{bp.line}")
+            if bp.condition:
+                self.say(f"\tstop only if {bp.condition}")
+            if bp.hits:
+                self.say(f"\tbreakpoint already hit {bp.hits} time{'s' if bp.hits != 1 else ''}")
+        return False
+
+    def do_clear(self, arg: str) -> bool:
+        """cl(ear) [LINE]: clear the breakpoints at LINE; without argument, clear all breakpoints."""
+        arg = arg.strip()
+        if not arg:
+            gone = self.core.breakpoints.remove_line(None)
+            self.say(f"Deleted {len(gone)} breakpoint{'s' if len(gone) != 1 else ''}.")
+            return False
+        line = _parse_line(arg)
+        if line is None:
+            self.error(f"{arg!r} is not a line number (usage: cl [LINE])")
+            return False
+        gone = self.core.breakpoints.remove_line(line)
+        if not gone:
+            self.error(f"There is no breakpoint at line {line}.")
+        for bp in gone:
+            self.say(f"Deleted breakpoint {bp.id} at line {bp.line}")
+        return False
+
+    do_cl = do_clear
+
+    def do_condition(self, arg: str) -> bool:
+        """condition BPNUMBER [CONDITION]: set a new condition for the breakpoint (none: unconditional)."""
+        num, _, condition = arg.strip().partition(" ")
+        for bp in self.core.breakpoints.items:
+            if num.isdigit() and bp.id == int(num):
+                bp.condition = condition.strip() or None
+                self.say(f"New condition set for breakpoint {bp.id}." if bp.condition
+                         else f"Breakpoint {bp.id} is now unconditional.")
+                return False
+        self.error(f"no breakpoint number {num!r}")
+        return False
+
+    # ---- looking around ---------------------------------------------------------------------------------
+    def do_list(self, arg: str) -> bool:
+        """l(ist) [FIRST[, LAST]]: list source around the current line (again: continue the listing).
+        `->` marks the current line, `B` a breakpoint."""
+        lines = self.core.source_lines
+        current = self._current_line()
+        arg = arg.strip()
+        if arg == ".":
+            self._list_next = None
+            arg = ""
+        if arg:
+            parts = [p.strip() for p in arg.split(",")]
+            first = _parse_line(parts[0])
+            last = _parse_line(parts[1]) if len(parts) > 1 and parts[1] else None
+            if first is None or (len(parts) > 1 and parts[1] and last is None):
+                self.error(f"bad line range {arg!r} (usage: l [FIRST[, LAST]])")
+                return False
+            if last is None:
+                first, last = max(first - LIST_CONTEXT, 1), first + LIST_CONTEXT
+            elif last < first:
+                last = first + last  # pdb: a second number smaller than the first is a count
+        elif self._list_next is not None:
+            first = self._list_next
+            last = first + 2 * LIST_CONTEXT
+        else:
+            first = max((current or 1) - LIST_CONTEXT, 1)
+            last = first + 2 * LIST_CONTEXT
+        if first > len(lines):
+            self.error("end of file")
+            return False
+        self._print_lines(first, min(last, len(lines)), current)
+        self._list_next = min(last, len(lines)) + 1
+        return False
+
+    do_l = do_list
+
+    def do_longlist(self, arg: str) -> bool:
+        """ll / longlist: list the whole source of the current function (or the whole module)."""
+        lines = self.core.source_lines
+        current = self._current_line()
+        first, last = 1, len(lines)
+        state = self.core.state
+        if state.function and state.function != "<module>" and current:
+            first, last = _function_span(self.core.program.source if self.core.program else "", current)
+        self._print_lines(first, last, current)
+        return False
+
+    do_ll = do_longlist
+
+    def _current_line(self) -> int | None:
+        state = self.core.state
+        return state.line if state.event != "exit" else None
+
+    def _print_lines(self, first: int, last: int, current: int | None) -> None:
+        lines = self.core.source_lines
+        bp_lines = self.core.breakpoints.active_lines()
+        for n in range(first, last + 1):
+            mark = "B" if n in bp_lines else " "
+            arrow = "->" if n == current else "  "
+            self.say(f"{n:>4} {mark}{arrow}\t{lines[n - 1]}")
+
+    def do_where(self, arg: str) -> bool:
+        """w(here) / bt: print the stack, the most recent frame at the bottom (marked with >)."""
+        if self.core.exited:
+            self.error("The program has exited: there is no stack.")
+            return False
+        path = self.core.program.path if self.core.program else "<program>"
+        lines = self.core.source_lines
+        for frame in reversed(self.core.frames()):
+            marker = ">" if frame.is_top else " "
+            self.say(f"{marker} {path}({frame.line}){frame.name}()")
+            if 0 < frame.line <= len(lines):
+                self.say(f"-> {lines[frame.line - 1].strip()}")
+        return False
+
+    do_w = do_bt = do_where
+
+    def do_args(self, arg: str) -> bool:
+        """a(rgs) / locals: print the current frame's variables (with the model's confidence, if any)."""
+        if self.core.exited:
+            self.error("The program has exited: there are no variables.")
+            return False
+        state = self.core.state
+        shown = self.core.display_locals()
+        if not shown:
+            self.say("(no variables)")
+        for name, value in shown.items():
+            conf = ""
+            if state.confidence and name in state.confidence:
+                conf = f"   (p={state.confidence[name]:.2f})"
+            self.say(f"{name} = {value}{conf}")
+        return False
+
+    do_a = do_locals = do_args
+
+    def do_p(self, arg: str) -> bool:
+        """p EXPR: print the value of an expression over the current variables (the program is never run)."""
+        if not arg.strip():
+            self.error("usage: p EXPR")
+            return False
+        self.say(_show(self.core.evaluate(arg)))
+        return False
+
+    def do_pp(self, arg: str) -> bool:
+        """pp EXPR: pretty-print the value of an expression."""
+        if not arg.strip():
+            self.error("usage: pp EXPR")
+            return False
+        self.say(pprint.pformat(self.core.evaluate(arg), width=80))
+        return False
+
+    def do_set(self, arg: str) -> bool:
+        """set NAME = VALUE (also: !NAME = VALUE): change a variable of the current frame; later states
+        are computed (or predicted) from the new value."""
+        return self._bang(arg)
+
+    def _bang(self, text: str) -> bool:
+        name, eq, value = text.partition("=")
+        name = name.strip()
+        if not eq or not name.isidentifier() or not value.strip() or value.startswith("="):
+            self.error("only assignments are supported here: NAME = VALUE")
+            return False
+        new = self.core.set_variable(name, value.strip())
+        self.say(f"{name} = {new}")
+        return False
+
+    def do_help(self, arg: str) -> bool | None:
+        """h(elp) [COMMAND]: list the commands, or show one command's help."""
+        if arg.strip() in _ALIASES:
+            arg = _ALIASES[arg.strip()]
+        if not arg.strip():
+            self.say("Commands:")
+            for names, text in _SUMMARY:
+                self.say(f"  {names:<22} {text}")
+            self.say("Anything else is evaluated as an expression over the current variables.")
+            return None
+        return super().do_help(arg)
+
+    do_h = do_help
+
+
+_ALIASES = {"s": "step", "n": "next", "r": "return", "c": "continue", "cont": "continue", "b": "break",
+            "cl": "clear", "l": "list", "ll": "longlist", "w": "where", "bt": "where", "q": "quit",
+            "exit": "quit", "a": "args", "locals": "args", "h": "help", "bs": "back", "run": "restart"}
+
+_SUMMARY = [
+    ("s(tep)", "step into: next line, entering calls"),
+    ("n(ext)", "step over: next line in this function"),
+    ("r(eturn)", "run until the current function returns"),
+    ("c(ont(inue))", "run to the next breakpoint or the end"),
+    ("back", "step back over the previous line (inverse next)"),
+    ("rc", "reverse continue: back to the previous breakpoint or the start"),
+    ("b(reak) [LINE[, COND]]", "set a breakpoint (no argument: list them)"),
+    ("cl(ear) [LINE]", "clear the breakpoints at LINE (no argument: all)"),
+    ("condition N [COND]", "change breakpoint N's condition"),
+    ("l(ist) [FIRST[, LAST]]", "show source around the current line (-> current, B breakpoint)"),
+    ("ll", "show the whole current function"),
+    ("p EXPR / pp EXPR", "print / pretty-print an expression's value"),
+    ("a(rgs)", "show the current frame's variables"),
+    ("set NAME = VALUE", "change a variable (also !NAME = VALUE)"),
+    ("w(here) / bt", "show the call stack"),
+    ("restart", "start the program again"),
+    ("q(uit)", "quit"),
+]
+
+
+def _show(value: Any) -> str:
+    from dap_server.values import show
+
+    return show(value)
+
+
+def _parse_line(text: str) -> int | None:
+    text = text.strip()
+    if ":" in text:  # FILE:LINE, for pdb habits: the file can only be the program
+        text = text.rsplit(":", 1)[1]
+    return int(text) if text.isdigit() else None
+
+
+def _function_span(source: str, line: int) -> tuple[int, int]:
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return 1, len(source.splitlines())
+    best: tuple[int, int] | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            end = node.end_lineno or node.lineno
+            if start <= line <= end and (best is None or start >= best[0]):
+                best = (start, end)
+    return best or (1, len(source.splitlines()))
+
+
+def run_terminal(program: str, entry: str | None, engine: str, model: str | None, worker: str | None,
+                 stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout,
+                 engine_factory: EngineFactory | None = None) -> int:
+    """Debug `program` interactively, pdb style. Returns the exit status (0; 2 when it cannot start)."""
+    core = DebugCore(engine_factory)
+    try:
+        stop = core.launch(program, entry, engine, model, worker)
+    except CoreError as exc:
+        stdout.write(f"ndb debug: {exc}\n")
+        stdout.flush()
+        return 2
+    debugger = TerminalDebugger(core, stdin, stdout)
+    try:
+        debugger.show_stop(stop)
+        debugger.cmdloop()
+    except KeyboardInterrupt:
+        stdout.write("\n")
+    finally:
+        core.close()
+    return 0

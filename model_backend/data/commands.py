@@ -1,0 +1,97 @@
+"""`ndb data`: build the training dataset and train the tokenizer.
+
+    ndb data build --out data_out/v1 --seed 0 --programs 6000 --workers 2
+    ndb data tokenizer --data data_out/v1 [--vocab 2048] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"ndb: error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `data` command group to `app`."""
+    data_app = typer.Typer(help="Build the training dataset and the tokenizer.", no_args_is_help=True)
+    app.add_typer(data_app, name="data")
+
+    @data_app.command("build")
+    def build(
+        out: Annotated[Path, typer.Option("--out", help="Output directory (created; a rerun resumes it).")],
+        seed: Annotated[int, typer.Option("--seed", help="Seed of the programs, the split into shards and the sampling.")] = 0,
+        programs: Annotated[int, typer.Option("--programs", help="Number of generated programs (real code comes on top).")] = 6000,
+        workers: Annotated[int, typer.Option("--workers", help="Tracing processes (1: in this process).")] = 2,
+        traj: Annotated[int, typer.Option("--traj", help="Trajectories sampled per program.")] = 4,
+        inverse: Annotated[float, typer.Option("--inverse", help="Probability that a trajectory is inverse.")] = 0.35,
+        heldout: Annotated[float, typer.Option("--heldout", help="Fraction of functions held out.")] = 0.05,
+        shard_size: Annotated[int, typer.Option("--shard-size", help="Target trajectories per shard.")] = 2000,
+        max_chars: Annotated[int, typer.Option("--max-chars", help="Longest trajectory text kept (characters).")] = 6000,
+        quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    ) -> None:
+        """Trace programs in the sandbox, sample trajectories, write train/held-out JSONL shards."""
+        from model_backend.data.build import BuildError, build_dataset
+
+        if workers < 1 or traj < 1 or shard_size < 1 or max_chars < 1 or programs < 0:
+            _fail("--workers, --traj, --shard-size and --max-chars must be >= 1, --programs >= 0")
+        if not (0.0 <= inverse <= 1.0 and 0.0 <= heldout < 1.0):
+            _fail("--inverse must be in [0, 1] and --heldout in [0, 1)")
+        try:
+            manifest = build_dataset(
+                out, seed=seed, n_generated=programs, traj_per_program=traj, inverse_fraction=inverse,
+                heldout_fraction=heldout, workers=workers, shard_size=shard_size, max_chars=max_chars,
+                progress=not quiet,
+            )
+        except BuildError as exc:
+            _fail(str(exc))
+            return
+        for split, s in manifest.splits.items():
+            skipped = ", ".join(f"{k} {v}" for k, v in s.skipped.items()) or "none"
+            typer.echo(
+                f"{split}: {s.used}/{s.programs} programs used (skipped: {skipped}), {s.trajectories} "
+                f"trajectories ({s.inverse} inverse), {s.transitions} transitions, {s.chars:,} chars "
+                f"({s.trained_chars:,} trained)"
+            )
+        typer.echo("sources (programs used): " + ", ".join(f"{k} {v}" for k, v in manifest.sources.items()))
+        typer.echo(
+            f"shards: {len(manifest.built)} built, {len(manifest.reused)} reused; {manifest.elapsed_s:.1f}s; "
+            f"manifest: {Path(out) / 'manifest.json'}"
+        )
+
+    @data_app.command("tokenizer")
+    def tokenizer(
+        data: Annotated[Path, typer.Option("--data", help="A dataset directory written by `ndb data build`.")],
+        vocab: Annotated[int, typer.Option("--vocab", help="Vocabulary size, special tokens included.")] = 2048,
+        out: Annotated[Path | None, typer.Option("--out", help="Where to save it (default: DATA/tokenizer).")] = None,
+        digit_runs: Annotated[bool, typer.Option("--digit-runs", help="Keep digit runs whole instead of one token per digit.")] = False,
+        max_chars: Annotated[int | None, typer.Option("--max-chars", help="Train on at most this many characters.")] = None,
+    ) -> None:
+        """Train the byte-level BPE tokenizer on the train shards; save it in Hugging Face format."""
+        from model_backend.data.tokenizer import train_tokenizer
+
+        if not data.is_dir():
+            _fail(f"no such dataset directory: {data}")
+        start = time.monotonic()
+        try:
+            train_tokenizer(data, vocab_size=vocab, out_dir=out, individual_digits=not digit_runs,
+                            max_chars=max_chars)
+        except ValueError as exc:
+            _fail(str(exc))
+            return
+        target = out or data / "tokenizer"
+        stats = json.loads((target / "stats.json").read_text(encoding="utf-8"))
+        for split, s in stats["splits"].items():
+            typer.echo(
+                f"{split}: {s['trajectories']} trajectories, {s['chars']:,} chars, {s['tokens']:,} tokens "
+                f"({s['trained_tokens']:,} trained), {s['tokens_per_char']} tokens/char, "
+                f"{s['mean_tokens_per_trajectory']} tokens/trajectory (max {s['max_tokens_per_trajectory']})"
+            )
+        typer.echo(f"vocab {stats['vocab_size']}; saved to {target} in {time.monotonic() - start:.1f}s")

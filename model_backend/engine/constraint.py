@@ -1,0 +1,421 @@
+"""Constrained decoding of one frame of the trace format.
+
+A `FrameConstraint` follows the text of a frame as the model writes it and answers two questions:
+which special tokens may come next, and whether a piece of ordinary text (a BPE token's bytes) may.
+It enforces the grammar of docs/trace-format.md and the program's facts: line numbers of the
+program only, function names of the program only, JSON locals whose keys are names that occur in
+the program, JSON strings of bounded length. Every path through it ends in a frame that parses.
+The source line after `<|src_sep|>` is not generated at all: it follows from the line number and is
+fed to the model as forced text.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, replace
+
+from model_backend import trace_format as fmt
+from model_backend.program import Program
+from model_backend.state import State
+
+MAX_STRING = 240  # bytes in one JSON string (reprs are cut at 200 characters by the tracer)
+MAX_STACK = 32
+BUILTIN_FRAMES = ("<module>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>")
+
+
+@dataclass(frozen=True)
+class ProgramFacts:
+    """What the grammar may mention: derived from the source text alone, never by running it."""
+
+    lines: dict[int, str]  # line number -> source text (non-blank lines)
+    names: frozenset[str]  # identifiers that can be variables
+    functions: frozenset[str]  # code names a frame can have
+
+    @classmethod
+    def of(cls, program: Program) -> ProgramFacts:
+        lines = {i + 1: text for i, text in enumerate(program.lines) if text.strip()}
+        names: set[str] = {".0", "__class__"}  # a comprehension's iterator; the cell super() uses
+        functions: set[str] = set(BUILTIN_FRAMES)
+        try:
+            tree = ast.parse(program.source)
+        except SyntaxError:
+            tree = ast.Module(body=[], type_ignores=[])
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                functions.add(node.name)
+                names.add(node.name)
+            elif isinstance(node, ast.alias):
+                names.add((node.asname or node.name).split(".")[0])
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                names.add(node.name)
+            elif isinstance(node, ast.Global | ast.Nonlocal):
+                names.update(node.names)
+        return cls(lines=lines, names=frozenset(names), functions=frozenset(functions))
+
+
+# ---- text slots: tiny byte automata, immutable so that checking a candidate token is a cheap copy ----
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One of a fixed set of byte strings (a line number, a function name, `null`)."""
+
+    options: frozenset[bytes]
+    prefix: bytes = b""
+
+    def feed(self, data: bytes) -> Choice | None:
+        prefix = self.prefix + data
+        return replace(self, prefix=prefix) if any(o.startswith(prefix) for o in self.options) else None
+
+    @property
+    def complete(self) -> bool:
+        return self.prefix in self.options
+
+
+@dataclass(frozen=True)
+class JsonString:
+    """A JSON string as json.dumps(ensure_ascii=False) writes it, at most MAX_STRING bytes inside."""
+
+    phase: int = 0  # 0 before the opening quote, 1 inside, 2 after a backslash, 3..6 in \\uXXXX, 7 closed
+    length: int = 0
+    last: int = 0
+
+    def feed(self, data: bytes) -> JsonString | None:
+        phase, length, last = self.phase, self.length, self.last
+        for byte in data:
+            if phase == 0:
+                if byte != 0x22:
+                    return None
+                phase = 1
+            elif phase == 1:
+                if byte == 0x22:
+                    phase = 7
+                elif length >= MAX_STRING:
+                    return None
+                elif byte == 0x5C:
+                    phase, length = 2, length + 1
+                elif byte < 0x20 or (byte == 0x7C and last == 0x3C):  # control char, or "<|"
+                    return None
+                else:
+                    length += 1
+            elif phase == 2:
+                if byte == 0x75:  # \u
+                    phase = 3
+                elif byte in b'"\\/bfnrt':
+                    phase = 1
+                else:
+                    return None
+            elif 3 <= phase <= 6:
+                if byte not in b"0123456789abcdefABCDEF":
+                    return None
+                phase = phase + 1 if phase < 6 else 1
+            else:
+                return None
+            last = byte
+        return JsonString(phase, length, last)
+
+    @property
+    def complete(self) -> bool:
+        return self.phase == 7
+
+
+@dataclass(frozen=True)
+class Value:
+    """A return value or exception: a JSON string, or `null`."""
+
+    inner: JsonString | Choice | None = None
+
+    def feed(self, data: bytes) -> Value | None:
+        if not data:
+            return self
+        inner = self.inner
+        if inner is None:
+            inner = Choice(frozenset({b"null"})) if data[:1] == b"n" else JsonString()
+        fed = inner.feed(data)
+        return Value(fed) if fed is not None else None
+
+    @property
+    def complete(self) -> bool:
+        return self.inner is not None and self.inner.complete
+
+
+@dataclass(frozen=True)
+class Locals:
+    """`{"name": "repr", ...}` with our separators; keys from the program's names, each at most once;
+    the diff marker `"..": ".."` only where a diff is allowed, and only first."""
+
+    keys: frozenset[bytes]
+    diff_allowed: bool
+    phase: int = 0  # 0 '{', 1 first key or '}', 2 key, 3 ':', 4 ' ', 5 value, 6 ',' or '}', 7 ' ', 8 '"', 9 done
+    used: frozenset[bytes] = frozenset()
+    key: bytes = b""
+    value: JsonString | Choice | None = None
+    count: int = 0
+
+    def _key_options(self) -> list[bytes]:
+        options = [k for k in self.keys if k not in self.used]
+        if self.diff_allowed and self.count == 0:
+            options.append(b"..")
+        return options
+
+    def feed(self, data: bytes) -> Locals | None:
+        s: Locals | None = self
+        for i, byte in enumerate(data):
+            if s is None:
+                return None
+            if s.phase == 5:  # inside the value: hand the rest of the chunk to the string automaton
+                return s._feed_value(data[i:])
+            s = s._step(byte)
+        return s
+
+    def _feed_value(self, data: bytes) -> Locals | None:
+        assert self.value is not None
+        for i in range(len(data)):
+            fed = self.value.feed(data[i : i + 1])
+            if fed is None:
+                return None
+            if fed.complete:
+                rest = replace(self, phase=6, value=None, count=self.count + 1)
+                return rest.feed(data[i + 1 :]) if i + 1 < len(data) else rest
+            self = replace(self, value=fed)
+        return self
+
+    def _step(self, byte: int) -> Locals | None:
+        p = self.phase
+        if p == 0:
+            return replace(self, phase=1) if byte == 0x7B else None
+        if p in (1, 8):
+            if byte == 0x22 and self._key_options():
+                return replace(self, phase=2, key=b"")
+            if p == 1 and byte == 0x7D:
+                return replace(self, phase=9)
+            return None
+        if p == 2:
+            if byte == 0x22:
+                if self.key not in self._key_options():
+                    return None
+                value: JsonString | Choice = Choice(frozenset({b'".."'})) if self.key == b".." else JsonString()
+                return replace(self, phase=3, used=self.used | {self.key}, value=value)
+            key = self.key + bytes([byte])
+            return replace(self, key=key) if any(k.startswith(key) for k in self._key_options()) else None
+        if p == 3:
+            return replace(self, phase=4) if byte == 0x3A else None
+        if p == 4:
+            return replace(self, phase=5) if byte == 0x20 else None
+        if p == 6:
+            if byte == 0x7D:
+                return replace(self, phase=9)
+            if byte == 0x2C and self._key_options():
+                return replace(self, phase=7)
+            return None
+        if p == 7:
+            return replace(self, phase=8) if byte == 0x20 else None
+        return None
+
+    @property
+    def complete(self) -> bool:
+        return self.phase == 9
+
+
+@dataclass(frozen=True)
+class Stack:
+    """`[["f", 3], ["g", 7]]`: known function names, program lines, the last entry on the frame's line."""
+
+    functions: frozenset[bytes]
+    lines: frozenset[bytes]
+    final_line: bytes
+    phase: int = 0  # 0 '[', 1 '[', 2 name, 3 ',', 4 ' ', 5 line, 6 ']' closing the item, 7 ',' or ']', 8 ' ', 9 done
+    part: Choice | JsonString | None = None
+    last_line: bytes = b""
+    count: int = 0
+
+    def feed(self, data: bytes) -> Stack | None:
+        s: Stack | None = self
+        for byte in data:
+            if s is None:
+                return None
+            s = s._step(byte)
+        return s
+
+    def _step(self, byte: int) -> Stack | None:
+        p = self.phase
+        if p == 0:
+            return replace(self, phase=1) if byte == 0x5B else None
+        if p == 1:
+            if byte == 0x5B and self.count < MAX_STACK:
+                names = frozenset(b'"' + f + b'"' for f in self.functions)
+                return replace(self, phase=2, part=Choice(names))
+            return None
+        if p == 2:
+            assert isinstance(self.part, Choice)
+            fed = self.part.feed(bytes([byte]))
+            if fed is None:
+                return None
+            return replace(self, phase=3 if fed.complete else 2, part=fed)
+        if p == 3:
+            return replace(self, phase=4) if byte == 0x2C else None
+        if p == 4:
+            # The last item the bound allows must end on the frame's own line, or ']' could never come.
+            lines = frozenset({self.final_line}) if self.count + 1 >= MAX_STACK else self.lines
+            return replace(self, phase=5, part=Choice(lines)) if byte == 0x20 else None
+        if p == 5:
+            assert isinstance(self.part, Choice)
+            if byte == 0x5D and self.part.complete:
+                return replace(self, phase=7, last_line=self.part.prefix, count=self.count + 1)
+            fed = self.part.feed(bytes([byte]))
+            return replace(self, part=fed) if fed is not None else None
+        if p == 7:
+            if byte == 0x5D and self.last_line == self.final_line:
+                return replace(self, phase=9)
+            if byte == 0x2C and self.count < MAX_STACK:
+                return replace(self, phase=8)
+            return None
+        if p == 8:
+            return replace(self, phase=1) if byte == 0x20 else None
+        return None
+
+    @property
+    def complete(self) -> bool:
+        return self.phase == 9
+
+
+Slot = Choice | JsonString | Value | Locals | Stack
+
+
+# ---- the frame grammar ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Element:
+    token: str  # the special token that opens this element
+    slot: str | None = None  # "line", "stack", "locals", "value", "string", "src" (forced), or None
+    optional: bool = False
+
+
+def _body(event: str, inverse: bool) -> list[Element]:
+    src = Element(fmt.SRC, "src")
+    if event in fmt.VALUE_EVENTS:
+        return [src, Element(fmt.ARG, "value"), Element(fmt.ARG, "locals", optional=True)]
+    if event == "line" and not inverse:
+        return [Element(fmt.ARG, "locals"), src]
+    return [src, Element(fmt.ARG, "locals")]
+
+
+def frame_elements(event: str | None, inverse: bool) -> list[Element]:
+    """The elements after the event token (or after an exit token when event is None)."""
+    tail = [Element(fmt.STDOUT, "string", optional=True)]
+    if event is None:
+        return [Element(fmt.ARG, "string", optional=True), *tail, Element(fmt.TRACE_END)]
+    head = [Element(fmt.LINENO, "line"), Element(fmt.STACK, "stack", optional=True)]
+    return [*head, *_body(event, inverse), *tail, Element(fmt.END_OF_FRAME)]
+
+
+@dataclass
+class FrameConstraint:
+    """Follows one frame, from its event token (right after `<|frame_sep|>`) to its stop token."""
+
+    facts: ProgramFacts
+    prev: State | None
+    inverse: bool
+    elements: list[Element] | None = None  # None until the event (or exit) token has been chosen
+    position: int = -1  # index of the element being filled (-1: right after the event token)
+    slot: Slot | None = None
+    slot_kind: str | None = None
+    event: str | None = None
+    line: int | None = None
+    stack_written: bool = False
+    done: bool = False
+
+    # -- what may come next --------------------------------------------------------------------
+    def allowed_specials(self) -> list[str]:
+        if self.done:
+            return []
+        if self.elements is None:
+            events = [tok for (inv, _), tok in fmt.EVENT_TOKENS.items() if inv == self.inverse]
+            return events + ([] if self.inverse else list(fmt.EXIT_TOKENS.values()))
+        if self.slot_kind == "src" or (self.slot is not None and not self.slot.complete):
+            return []  # the forced source text, or a slot that is not finished
+        allowed = []
+        for element in self.elements[self.position + 1 :]:
+            allowed.append(element.token)
+            required = not element.optional or (element.token == fmt.STACK and not self._stack_may_be_omitted())
+            if required:
+                break
+        return allowed
+
+    def _stack_may_be_omitted(self) -> bool:
+        # Without a stack the parser takes the previous one: there must be one.
+        return self.prev is not None and self.prev.exit is None and bool(self.prev.stack)
+
+    def forced_text(self) -> str | None:
+        """Text the model does not choose (the source line), to be fed right after `<|src_sep|>`."""
+        if self.slot_kind == "src":
+            assert self.line is not None
+            return fmt._escape(self.facts.lines.get(self.line, ""))
+        return None
+
+    def accepts_text(self, data: bytes) -> bool:
+        return self.slot is not None and self.slot.feed(data) is not None
+
+    # -- advancing ---------------------------------------------------------------------------------
+    def push_special(self, token: str) -> None:
+        if token not in self.allowed_specials():
+            raise ValueError(f"{token} is not allowed here")
+        if self.elements is None:
+            if token in fmt.EXIT_TOKENS.values():
+                self.elements = frame_elements(None, self.inverse)
+            else:
+                self.event = next(e for (inv, e), t in fmt.EVENT_TOKENS.items() if t == token and inv == self.inverse)
+                self.elements = frame_elements(self.event, self.inverse)
+            return
+        if self.slot_kind == "line" and isinstance(self.slot, Choice):
+            self.line = int(self.slot.prefix)
+        self.position = next(
+            i for i in range(self.position + 1, len(self.elements)) if self.elements[i].token == token
+        )
+        element = self.elements[self.position]
+        if element.token in (fmt.END_OF_FRAME, fmt.TRACE_END):
+            self.done, self.slot, self.slot_kind = True, None, None
+            return
+        if element.token == fmt.STACK:
+            self.stack_written = True
+        self.slot_kind = element.slot
+        self.slot = self._new_slot(element.slot)
+
+    def _new_slot(self, kind: str | None) -> Slot | None:
+        facts = self.facts
+        if kind == "line":
+            return Choice(frozenset(str(n).encode() for n in facts.lines))
+        if kind == "stack":
+            return Stack(
+                functions=frozenset(f.encode() for f in facts.functions),
+                lines=frozenset(str(n).encode() for n in facts.lines),
+                final_line=str(self.line).encode(),
+            )
+        if kind == "locals":
+            return Locals(keys=frozenset(n.encode() for n in facts.names), diff_allowed=self._diff_allowed())
+        if kind == "value":
+            return Value()
+        if kind == "string":
+            return JsonString()
+        return None  # "src": forced text
+
+    def _diff_allowed(self) -> bool:
+        prev = self.prev
+        return (
+            prev is not None and self.event != "call" and prev.event in fmt.LOCALS_EVENTS and not self.stack_written
+        )
+
+    def push_text(self, data: bytes) -> None:
+        fed = self.slot.feed(data) if self.slot is not None else None
+        if fed is None:
+            raise ValueError(f"{data!r} is not allowed here")
+        self.slot = fed
+
+    def push_forced(self) -> None:
+        """The forced source text has been fed: the src element is complete."""
+        self.slot_kind = None

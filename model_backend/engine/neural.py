@@ -1,0 +1,315 @@
+"""The neural engine: a language model predicts each next state; nothing of the program is run.
+
+One session keeps the program and its trajectory in the model's KV cache: the program is encoded once
+at start, and each step feeds only the action's tokens and generates the next frame under the
+format's grammar (model_backend.engine.constraint). The cache is cut back to the program (and the
+current state re-encoded) only when the direction changes (forward <-> inverse contexts differ),
+after set_variable, or when the context would outgrow the model.
+
+A frame that still fails to parse (it cannot under the grammar, but the parser also checks meaning)
+gets one sampled retry, then the engine returns the previous state with `error` set: it never raises
+for a bad prediction.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from transformers import AutoTokenizer, DynamicCache, LlamaForCausalLM, PreTrainedTokenizerBase
+
+from model_backend import trace_format as fmt
+from model_backend.engine.base import Engine, EngineError, StartAt
+from model_backend.engine.constraint import FrameConstraint, Locals, ProgramFacts
+from model_backend.engine.initial import initial_state
+from model_backend.program import Program
+from model_backend.state import Action, State
+
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
+MAX_FRAME_TOKENS = 768
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's byte <-> printable character table used by byte-level BPE vocabularies."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    chars, extra = keep[:], 0
+    for b in range(256):
+        if b not in keep:
+            keep.append(b)
+            chars.append(256 + extra)
+            extra += 1
+    return {b: chr(c) for b, c in zip(keep, chars, strict=True)}
+
+
+@dataclass
+class LoadedModel:
+    """A checkpoint in memory, shared by every session of a process (and a worker's sessions)."""
+
+    model: LlamaForCausalLM
+    tokenizer: PreTrainedTokenizerBase
+    path: str
+    device: torch.device
+    special_ids: dict[str, int] = field(default_factory=dict)
+    token_bytes: list[bytes | None] = field(default_factory=list)  # None for special tokens
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, device: str = "cpu") -> LoadedModel:
+        path = Path(path) if path else DEFAULT_CHECKPOINT
+        if not (path / "config.json").exists():
+            raise EngineError(
+                f"no model checkpoint at {path} (train one with `ndb train`, or use the oracle engine)"
+            )
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(path))
+            model = LlamaForCausalLM.from_pretrained(str(path), dtype=torch.float32)
+        except (OSError, ValueError) as exc:
+            raise EngineError(f"cannot load the model at {path}: {exc}") from None
+        dev = torch.device(device)
+        model.to(dev).eval()
+        loaded = cls(model=model, tokenizer=tokenizer, path=str(path), device=dev)
+        loaded._index_vocabulary()
+        return loaded
+
+    def _index_vocabulary(self) -> None:
+        vocab = self.tokenizer.get_vocab()
+        self.special_ids = {tok: vocab[tok] for tok in fmt.SPECIAL_TOKENS if tok in vocab}
+        missing = set(fmt.SPECIAL_TOKENS) - set(self.special_ids)
+        if missing:
+            raise EngineError(f"the tokenizer lacks special tokens: {sorted(missing)[:5]}")
+        decode = {c: b for b, c in _bytes_to_unicode().items()}
+        size = max(len(vocab), self.model.config.vocab_size)
+        table: list[bytes | None] = [None] * size
+        added = set(self.tokenizer.all_special_tokens) | set(self.tokenizer.get_added_vocab())
+        for token, index in vocab.items():
+            if token in added:
+                continue
+            try:
+                table[index] = bytes(decode[c] for c in token)
+            except KeyError:  # not a byte-level token: fall back to its decoded text
+                table[index] = self.tokenizer.decode([index]).encode()
+        self.token_bytes = table
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+
+@dataclass
+class Generated:
+    text: str
+    logprobs: dict[str, float]  # variable name (or "..") -> summed log-probability of its tokens
+
+    def confidence(self, state: State) -> dict[str, float]:
+        """name -> probability the model gave to that variable's predicted value. Variables carried
+        over through the `".."` marker get the marker's probability."""
+        unchanged = math.exp(self.logprobs.get("..", 0.0))
+        return {name: math.exp(self.logprobs[name]) if name in self.logprobs else unchanged for name in state.locals}
+
+
+class NeuralEngine(Engine):
+    name = "neural"
+
+    def __init__(self, loaded: LoadedModel) -> None:
+        self.m = loaded
+        self.program: Program | None = None
+        self.facts: ProgramFacts | None = None
+        self.cache: DynamicCache | None = None
+        self.header_len = 0
+        self.inverse = False  # the direction of the context in the cache
+        self.history: list[State] = []
+        self._state: State | None = None
+        self.max_context = int(getattr(loaded.model.config, "max_position_embeddings", 2048))
+        self.last_logits: torch.Tensor | None = None
+
+    # ---- interface ---------------------------------------------------------------------------
+    def start(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> State:
+        if at == "exit":
+            if known_exit is None:
+                raise EngineError("the neural engine needs the final state (e.g. the output) to start at the exit")
+            state, inverse = known_exit, True
+        else:
+            state, inverse = initial_state(program), False
+        self.program, self.facts = program, ProgramFacts.of(program)
+        with self.m.lock, torch.inference_mode():
+            self.cache = DynamicCache()
+            header = self.m.encode(fmt.serialize_header(program))
+            if len(header) > self.max_context - MAX_FRAME_TOKENS * 2:
+                raise EngineError(f"the program is too long for the model ({len(header)} tokens)")
+            self._feed(header)
+            self.header_len = len(header)
+            self._rebase(state, inverse)
+        self.history = [state]
+        self._state = state
+        return state
+
+    @property
+    def state(self) -> State:
+        if self._state is None:
+            raise EngineError("the engine has not been started")
+        return self._state
+
+    def step(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> State:
+        current = self.state
+        if current.exit is not None:
+            if action.is_inverse and len(self.history) > 1:
+                # Inverse contexts have no exit frame: go back to the last state seen before it.
+                self.history.pop()
+                self._state = self.history[-1]
+                with self.m.lock, torch.inference_mode():
+                    self._rebase(self._state, inverse=True)
+            return self.state
+        if action.kind == "continue" and breakpoints and not action.is_inverse:
+            action = Action(kind="breakpoint", lines=tuple(sorted(breakpoints)))
+        with self.m.lock, torch.inference_mode():
+            if action.is_inverse != self.inverse or self._context_len() > self.max_context - 2 * MAX_FRAME_TOKENS:
+                self._rebase(current, action.is_inverse)
+            mark = self._context_len()
+            self._feed(self.m.encode(fmt.serialize_action(action)))
+            after_action = self._context_len()
+            new_state = None
+            problem = ""
+            for attempt in range(2):  # greedy, then one sampled retry
+                generated = self._generate_frame(current, sample=attempt > 0)
+                parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
+                if isinstance(parsed, State) and generated is not None:
+                    new_state = parsed.model_copy(update={"confidence": generated.confidence(parsed)})
+                    break
+                problem = str(parsed) if parsed is not None else "the frame did not end"
+                self._crop(after_action)
+            if new_state is None:
+                self._crop(mark)  # as if the action had not been taken
+                failed = current.model_copy(update={"error": f"prediction failed: {problem}"})
+                self._state = failed
+                return failed
+        self.history.append(new_state)
+        self._state = new_state
+        return new_state
+
+    def set_variable(self, name: str, value: str) -> State:
+        current = self.state
+        if current.event not in ("call", "line", "inv_line_call"):
+            raise EngineError("variables can be set only when paused at a call or a line")
+        if name not in current.locals:
+            raise EngineError(f"no variable named {name!r} in the current frame")
+        try:
+            text = repr(ast.literal_eval(value))
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            raise EngineError(f"neural mode runs no code: {value!r} must be a Python literal") from None
+        updated = current.model_copy(update={"locals": {**current.locals, name: text}, "confidence": None})
+        with self.m.lock, torch.inference_mode():
+            self._rebase(updated, self.inverse)
+        self.history[-1] = updated
+        self._state = updated
+        return updated
+
+    # ---- the KV cache --------------------------------------------------------------------------
+    def _context_len(self) -> int:
+        return self.cache.get_seq_length() if self.cache is not None else 0
+
+    def _crop(self, length: int) -> None:
+        assert self.cache is not None
+        surplus = self.cache.get_seq_length() - length
+        if surplus > 0:
+            self.cache.crop(-surplus)  # transformers 5 crops by a negative count of tokens to drop
+        self.last_logits = None
+
+    def _feed(self, ids: list[int]) -> None:
+        if not ids:
+            return
+        assert self.cache is not None
+        input_ids = torch.tensor([ids], device=self.m.device)
+        out = self.m.model(input_ids=input_ids, past_key_values=self.cache, use_cache=True)
+        self.last_logits = out.logits[0, -1].float()
+
+    def _rebase(self, state: State, inverse: bool) -> None:
+        """Cut the context back to the program and start a new trajectory at `state`."""
+        self._crop(self.header_len)
+        self.inverse = inverse
+        self._feed(self.m.encode(fmt.frame_target(state, None, inverse)))
+
+    # ---- constrained generation ----------------------------------------------------------------
+    def _generate_frame(self, prev: State, sample: bool) -> Generated | None:
+        assert self.facts is not None
+        constraint = FrameConstraint(self.facts, prev, self.inverse)
+        special = self.m.special_ids
+        by_id = {i: t for t, i in special.items()}
+        self._feed([special[fmt.FRAME]])
+        text = [fmt.FRAME]
+        scores: dict[str, float] = {}
+        for _ in range(MAX_FRAME_TOKENS):
+            if constraint.done:
+                return Generated("".join(text), scores)
+            forced = constraint.forced_text()
+            if forced is not None:
+                self._feed(self.m.encode(forced))
+                constraint.push_forced()
+                text.append(forced)
+                continue
+            assert self.last_logits is not None
+            token_id, logprob = self._choose(constraint, self.last_logits, by_id, sample)
+            key = _locals_key(constraint)
+            if token_id in by_id:
+                constraint.push_special(by_id[token_id])
+                text.append(by_id[token_id])
+            else:
+                data = self.m.token_bytes[token_id]
+                assert data is not None
+                constraint.push_text(data)
+                text.append(data.decode("utf-8", "replace"))
+            if key is not None:
+                scores[key] = scores.get(key, 0.0) + logprob
+            self._feed([token_id])
+        return None
+
+    def _choose(
+        self, constraint: FrameConstraint, logits: torch.Tensor, by_id: dict[int, str], sample: bool
+    ) -> tuple[int, float]:
+        """The best (or a sampled) token that the grammar allows, and its log-probability."""
+        logprobs = torch.log_softmax(logits, dim=-1)
+        allowed_specials = {self.m.special_ids[t] for t in constraint.allowed_specials()}
+        if sample:
+            order = torch.multinomial(torch.softmax(logits, dim=-1), num_samples=64, replacement=False).tolist()
+        else:
+            order = []
+        order += torch.argsort(logits, descending=True).tolist()
+        for token_id in order:
+            if token_id in by_id:
+                if token_id in allowed_specials:
+                    return token_id, float(logprobs[token_id])
+                continue
+            data = self.m.token_bytes[token_id] if token_id < len(self.m.token_bytes) else None
+            if data and constraint.accepts_text(data):
+                return token_id, float(logprobs[token_id])
+        raise EngineError("the grammar allows no token here (tokenizer lacks single-byte tokens?)")
+
+
+def _locals_key(constraint: FrameConstraint) -> str | None:
+    """Which variable the next token belongs to, for per-variable confidence."""
+    slot = constraint.slot
+    if isinstance(slot, Locals) and slot.phase in (2, 3, 4, 5, 6) and slot.key:
+        return slot.key.decode("utf-8", "replace")
+    return None
+
+
+def create_neural_engine(model: str | None = None, worker: str | None = None) -> Engine:
+    if worker:
+        try:
+            from model_backend.worker.client import WorkerEngine
+        except ImportError as exc:
+            raise EngineError(f"the model worker client is not available: {exc}") from None
+        return WorkerEngine(worker)
+    return NeuralEngine(_shared_model(model))
+
+
+_MODELS: dict[str, LoadedModel] = {}
+
+
+def _shared_model(path: str | None) -> LoadedModel:
+    key = str(Path(path).resolve()) if path else str(DEFAULT_CHECKPOINT)
+    if key not in _MODELS:
+        _MODELS[key] = LoadedModel.load(key)
+    return _MODELS[key]

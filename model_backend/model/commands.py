@@ -1,0 +1,83 @@
+"""`ndb train`: train (or resume) the neural debugger's model on a built dataset.
+
+`register(app)` adds the command to a Typer app (the CLI wires it into `ndb`). Runs unchanged on this
+CPU and on GPUs; for several GPUs start it with `accelerate launch --num_processes N $(which ndb) train ...`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"ndb: error: {message}", err=True)
+    return typer.Exit(2)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("train")
+    def train_command(
+        data: Annotated[Path, typer.Option("--data", help="Dataset directory (train-*.jsonl, heldout-*.jsonl shards).")],
+        out: Annotated[Path, typer.Option("--out", help="Run directory: last/ (checkpoint), final/ (export), logs.")],
+        tokenizer: Annotated[Path | None, typer.Option("--tokenizer", help="Tokenizer directory (default: DATA/tokenizer).")] = None,
+        model: Annotated[str, typer.Option("--model", help="Model shape: tiny, mini, small, small6, base.")] = "small",
+        max_steps: Annotated[int | None, typer.Option("--max-steps", help="Optimizer steps (cosine schedule length).")] = None,
+        minutes: Annotated[float | None, typer.Option("--minutes", help="Wall-clock budget; stops cleanly (checkpoint + export).")] = None,
+        batch_size: Annotated[int | None, typer.Option("--batch-size", help="Examples per micro-batch (instead of --batch-tokens).")] = None,
+        batch_tokens: Annotated[int, typer.Option("--batch-tokens", help="Padded tokens per micro-batch (when no --batch-size).")] = 16384,
+        grad_accum: Annotated[int, typer.Option("--grad-accum", help="Micro-batches per optimizer step.")] = 1,
+        lr: Annotated[float, typer.Option("--lr", help="Peak learning rate.")] = 2e-3,
+        warmup: Annotated[int, typer.Option("--warmup", help="Linear warm-up steps.")] = 100,
+        weight_decay: Annotated[float, typer.Option("--weight-decay", help="AdamW weight decay (matrices only).")] = 0.1,
+        seq_len: Annotated[int, typer.Option("--seq-len", help="Longer examples are truncated (or dropped with --drop-long).")] = 1024,
+        drop_long: Annotated[bool, typer.Option("--drop-long", help="Drop examples longer than --seq-len instead of truncating.")] = False,
+        max_train_tokens: Annotated[int | None, typer.Option("--max-train-tokens", help="Read train shards up to this many tokens.")] = None,
+        seed: Annotated[int, typer.Option("--seed", help="Initialisation and data order.")] = 0,
+        save_every: Annotated[int, typer.Option("--save-every", help="Checkpoint to OUT/last every N steps.")] = 250,
+        eval_every: Annotated[int, typer.Option("--eval-every", help="Held-out loss every N steps.")] = 250,
+        eval_examples: Annotated[int, typer.Option("--eval-examples", help="Held-out examples per evaluation.")] = 256,
+        resume: Annotated[bool, typer.Option("--resume/--no-resume", help="Continue from OUT/last when it exists.")] = True,
+        threads: Annotated[int | None, typer.Option("--threads", help="torch CPU threads (default: all cores).")] = None,
+        export_dtype: Annotated[str, typer.Option("--export-dtype", help="float32 or bfloat16 weights in OUT/final.")] = "float32",
+        progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bars on stderr.")] = True,
+    ) -> None:
+        """Train the model on a built dataset; export OUT/final (safetensors < 16 MB per file, tokenizer, loss curve)."""
+        from model_backend.model.config import SHAPES
+
+        if model not in SHAPES:
+            raise _fail(f"unknown --model {model!r}; choose one of {', '.join(SHAPES)}")
+        if max_steps is None and minutes is None:
+            raise _fail("give --max-steps, --minutes, or both")
+        if export_dtype not in ("float32", "bfloat16"):
+            raise _fail("--export-dtype must be float32 or bfloat16")
+        if not data.is_dir():
+            raise _fail(f"--data {data} is not a directory")
+        tok_dir = tokenizer if tokenizer is not None else data / "tokenizer"
+        if not (tok_dir / "tokenizer.json").is_file() and not (tok_dir / "tokenizer_config.json").is_file():
+            raise _fail(f"no tokenizer in {tok_dir} (train one first, or pass --tokenizer)")
+
+        from model_backend.model.train import train
+
+        try:
+            log = train(
+                data, tok_dir, out, model,
+                max_steps=max_steps, time_budget_minutes=minutes, batch_size=batch_size, batch_tokens=batch_tokens,
+                grad_accum=grad_accum, lr=lr, warmup_steps=warmup, weight_decay=weight_decay, seq_len=seq_len,
+                long_examples="drop" if drop_long else "truncate", max_train_tokens=max_train_tokens, seed=seed,
+                save_every=save_every, eval_every=eval_every, eval_examples=eval_examples, resume=resume,
+                threads=threads, export_dtype=export_dtype, progress=progress,
+            )
+        except (ValueError, FileNotFoundError) as exc:
+            raise _fail(str(exc)) from exc
+        s = log["summary"]
+        held = s["final_heldout_loss"]
+        typer.echo(
+            f"{s['steps']} steps ({s['stop_reason']}), {s['tokens_seen']} tokens ({s['trained_tokens_seen']} trained), "
+            f"{s['tokens_per_s'] or 0:.0f} tokens/s ({s['trained_tokens_per_s'] or 0:.0f} trained/s), "
+            f"train loss {s['final_train_loss'] or float('nan'):.4f}"
+            + (f", held-out loss {held:.4f}" if held is not None else "")
+            + f"; model in {out / 'final'}"
+        )

@@ -1,0 +1,13 @@
+# entry: safe_depth(4)
+# breakpoints: 5, 13
+def dive(n):
+    if n == 0:
+        raise LookupError("bottom")
+    return dive(n - 1) + 1
+
+
+def safe_depth(n):
+    try:
+        return dive(n)
+    except LookupError as e:
+        return str(e)

@@ -1,0 +1,488 @@
+"""End-to-end DAP sessions against the adapter (spawned over stdio, or reached over TCP), oracle engine."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.dap_client import DapClient, Session, TcpServer, stdio_session, tcp_session
+
+pytestmark = pytest.mark.timeout(120)
+
+CALLS = """\
+def square(n):
+    result = n * n
+    return result
+
+
+def total(values):
+    acc = 0
+    for v in values:
+        acc += square(v)
+    return acc
+
+
+data = [1, 2, 3]
+info = {"name": "demo", "sizes": (1, 2)}
+answer = total(data)
+print("answer", answer)
+"""
+
+RAISES = """\
+def check(x):
+    if x < 0:
+        raise ValueError("negative: " + str(x))
+    return x
+
+
+def run():
+    try:
+        check(-1)
+    except ValueError:
+        pass
+    return check(-2)
+
+
+print("begin")
+run()
+"""
+
+RECURSION = """\
+def fact(n):
+    if n <= 1:
+        return 1
+    return n * fact(n - 1)
+
+
+print(fact(4))
+"""
+
+
+@pytest.fixture
+def calls(tmp_path: Path) -> Path:
+    path = tmp_path / "calls.py"
+    path.write_text(CALLS)
+    return path
+
+
+@pytest.fixture
+def raises(tmp_path: Path) -> Path:
+    path = tmp_path / "raises.py"
+    path.write_text(RAISES)
+    return path
+
+
+def where(stop) -> list[tuple[str, int]]:
+    return [(f["name"], f["line"]) for f in stop.frames]
+
+
+def test_launch_sequence_follows_the_spec(calls: Path) -> None:
+    with stdio_session() as s:
+        caps = s.capabilities
+        for cap in ("supportsConfigurationDoneRequest", "supportsStepBack", "supportsSetVariable",
+                    "supportsConditionalBreakpoints", "supportsHitConditionalBreakpoints", "supportsLogPoints",
+                    "supportsExceptionInfoRequest", "supportsTerminateRequest", "supportsRestartRequest",
+                    "supportsEvaluateForHovers", "supportsDelayedStackTraceLoading"):
+            assert caps.get(cap) is True, cap
+        assert {f["filter"] for f in caps["exceptionBreakpointFilters"]} == {"raised", "uncaught"}
+        with s.launch(calls, stopOnEntry=True):
+            s.set_breakpoints([9])
+            s.set_exception_breakpoints(["uncaught"])
+        stop = s.wait_for_stop("entry")
+        assert where(stop) == [("<module>", 1)]
+        # The order on the wire: launch request, initialized event, configurationDone (request, response),
+        # launch response, stopped event.
+        timeline = [(e.direction, e.message) for e in s.client.timeline]
+
+        def index(pred) -> int:
+            return next(i for i, (d, m) in enumerate(timeline) if pred(d, m))
+
+        launch_req = index(lambda d, m: d == "->" and m.get("command") == "launch")
+        initialized = index(lambda d, m: d == "<-" and m.get("event") == "initialized")
+        config_req = index(lambda d, m: d == "->" and m.get("command") == "configurationDone")
+        config_resp = index(lambda d, m: d == "<-" and m.get("type") == "response"
+                            and m.get("command") == "configurationDone")
+        launch_resp = index(lambda d, m: d == "<-" and m.get("type") == "response" and m.get("command") == "launch")
+        stopped = index(lambda d, m: d == "<-" and m.get("event") == "stopped")
+        assert launch_req < initialized < config_req < config_resp < launch_resp < stopped
+        # The launch banner says where values come from.
+        assert "exact" in s.output("console")
+        assert s.get_variables() == {}
+
+
+def test_breakpoints_are_verified_moved_or_refused(calls: Path) -> None:
+    with stdio_session() as s:
+        with s.launch(calls):
+            bps = s.set_breakpoints([2, 4, 11, 100])
+            other = s.set_breakpoints([3], path=str(calls.parent / "other.py"))
+        assert [b["verified"] for b in bps] == [True, True, True, False]
+        assert [b["line"] for b in bps[:3]] == [2, 6, 13]  # 4 and 11 are blank: moved to the next statement
+        assert "moved" in bps[1]["message"] and "past the end" in bps[3]["message"]
+        assert other[0]["verified"] is False
+        stop = s.wait_for_stop("breakpoint")
+        assert where(stop) == [("<module>", 6)]
+        assert stop.body["hitBreakpointIds"] == [bps[1]["id"]]
+        stop = s.step("continue", "breakpoint")
+        assert where(stop) == [("<module>", 13)]
+        stop = s.step("continue", "breakpoint")
+        assert where(stop) == [("square", 2), ("total", 9), ("<module>", 15)]
+        assert s.get_variables() == {"n": "1"}
+        s.set_breakpoints([])  # clear them all: run to the end
+        s.command("continue")
+        assert s.wait_for_exit() == 0
+        assert s.output("stdout") == "answer 14\n"
+
+
+def test_step_in_over_out_and_stack(calls: Path) -> None:
+    with stdio_session() as s:
+        with s.launch(calls):
+            s.set_breakpoints([9])
+        stop = s.wait_for_stop("breakpoint")
+        assert where(stop) == [("total", 9), ("<module>", 15)]
+        assert s.get_variables() == {"values": "[1, 2, 3]", "acc": "0", "v": "1"}
+        stop = s.step("stepIn", "step")
+        assert where(stop) == [("square", 1), ("total", 9), ("<module>", 15)]  # the call event (pdb's --Call--)
+        stop = s.step("next", "step")
+        assert where(stop) == [("square", 2), ("total", 9), ("<module>", 15)]
+        stop = s.step("next", "step")
+        assert where(stop)[0] == ("square", 3)
+        assert s.get_variables()["result"] == "1"
+        stop = s.step("stepOut", "step")  # stops at the return event, showing the value
+        assert where(stop)[0][1] == 3 and where(stop)[0][0].startswith("square")
+        assert s.get_variables()["(return) square"] == "1"
+        stop = s.step("next", "step")
+        assert where(stop) == [("total", 8), ("<module>", 15)]
+        stop = s.step("next", "breakpoint")  # line 9 again, and it is a breakpoint line
+        assert s.get_variables()["v"] == "2"
+        # stackTrace paging: startFrame / levels / totalFrames.
+        resp = s.client.request("stackTrace", {"threadId": 1, "startFrame": 1, "levels": 1})["body"]
+        assert resp["totalFrames"] == 2 and [f["name"] for f in resp["stackFrames"]] == ["<module>"]
+        assert resp["stackFrames"][0]["source"]["path"] == str(calls.resolve())
+        # Outer frames: only their function and line are known.
+        outer = s.scopes(frame_id=2)
+        notes = s.variables(outer[0]["variablesReference"])
+        assert notes[0]["name"] == "(not available)"
+        stop = s.step("stepOut", "breakpoint")  # like pdb's `return`, stepOut stops at breakpoints on the way
+        assert s.get_variables()["v"] == "3"
+        s.set_breakpoints([])
+        stop = s.step("stepOut", "step")
+        assert where(stop)[0][0].startswith("total") and s.get_variables()["(return) total"] == "14"
+
+
+def test_step_back_and_reverse_continue(calls: Path) -> None:
+    with stdio_session() as s:
+        with s.launch(calls):
+            s.set_breakpoints([9])
+        s.wait_for_stop("breakpoint")
+        s.step("continue", "breakpoint")
+        assert s.get_variables()["v"] == "2"
+        # stepBack: each line once (the inv_line_call copy of line 9 is skipped).
+        seen = []
+        for _ in range(4):
+            stop = s.step("stepBack", "step")
+            variables = s.get_variables()
+            seen.append((stop.line, variables.get("acc"), variables.get("v")))
+        assert seen == [(8, "1", "1"), (9, "0", "1"), (8, "0", None), (7, None, None)]
+        stop = s.step("stepBack", "step")  # from the first line of total: its call event (pdb's --Call--)
+        assert where(stop) == [("total", 6), ("<module>", 15)]
+        stop = s.step("stepBack", "step")  # and from there back out to the caller's line
+        assert where(stop) == [("<module>", 15)]
+        # Forward again to the second hit, then reverse-continue to the first one.
+        s.step("continue", "breakpoint")
+        stop = s.step("continue", "breakpoint")
+        assert s.get_variables()["v"] == "2"
+        stop = s.step("reverseContinue", "breakpoint")
+        assert stop.line == 9 and s.get_variables()["v"] == "1"
+        # No breakpoint before: reverse-continue stops at the start.
+        stop = s.step("reverseContinue", "step")
+        assert where(stop) == [("<module>", 1)]
+        stop = s.step("stepBack", "step")  # nothing before the start: stays
+        assert where(stop) == [("<module>", 1)]
+        # Breakpoints inside calls made earlier are found going backwards too.
+        s.set_breakpoints([2])
+        s.step("continue", "breakpoint")
+        stop = s.step("continue", "breakpoint")
+        assert s.get_variables() == {"n": "2"}
+        s.set_breakpoints([2, 16])
+        s.step("continue", "breakpoint")
+        stop = s.step("continue", "breakpoint")
+        assert stop.line == 16
+        stop = s.step("reverseContinue", "breakpoint")
+        assert where(stop)[0] == ("square", 2) and s.get_variables() == {"n": "3"}
+
+
+def test_variables_expand_and_evaluate(calls: Path) -> None:
+    with stdio_session() as s:
+        with s.launch(calls):
+            s.set_breakpoints([15])
+        s.wait_for_stop("breakpoint")
+        scopes = s.scopes()
+        assert [sc["name"] for sc in scopes] == ["Locals", "Globals"]  # module frame: the locals are the globals
+        variables = {v["name"]: v for v in s.variables(scopes[0]["variablesReference"])}
+        data = variables["data"]
+        assert data["type"] == "list" and data["variablesReference"] > 0 and data["indexedVariables"] == 3
+        children = s.variables(data["variablesReference"])
+        assert [(c["name"], c["value"], c["evaluateName"]) for c in children] == [
+            ("0", "1", "data[0]"), ("1", "2", "data[1]"), ("2", "3", "data[2]")]
+        info = variables["info"]
+        info_children = {c["name"]: c for c in s.variables(info["variablesReference"])}
+        assert info_children["'name'"]["value"] == "'demo'"
+        sizes = info_children["'sizes'"]
+        assert sizes["evaluateName"] == "info['sizes']"
+        assert [c["value"] for c in s.variables(sizes["variablesReference"])] == ["1", "2"]
+        # References are stable while stopped.
+        again = {v["name"]: v for v in s.variables(scopes[0]["variablesReference"])}
+        assert again["data"]["variablesReference"] == data["variablesReference"]
+        assert variables["square"]["variablesReference"] == 0 and variables["square"]["value"] == "<function square>"
+        # evaluate: watch, hover, repl.
+        assert s.evaluate("len(data) + info['sizes'][1]")["body"]["result"] == "5"
+        assert s.evaluate("data", context="hover")["body"]["variablesReference"] > 0
+        assert s.evaluate("[x * 2 for x in data if x > 1]", context="repl")["body"]["result"] == "[4, 6]"
+        assert s.evaluate("info['name'].upper()")["body"]["result"] == "'DEMO'"
+        assert s.evaluate("sorted(info)")["body"]["result"] == "['name', 'sizes']"
+        bad = s.evaluate("nope + 1", expect_success=False)
+        assert "not defined" in bad["message"]
+        unsafe = s.evaluate("__import__('os').system('true')", expect_success=False)
+        assert "not supported" in unsafe["message"]
+        call = s.evaluate("square(3)", expect_success=False)
+        assert "run the program" in call["message"]
+        # A stale reference after the program moves on is an error, not a crash.
+        s.step("next", "step")
+        stale = s.client.request("variables", {"variablesReference": data["variablesReference"]},
+                                 expect_success=False)
+        assert "valid only while stopped" in stale["message"]
+
+
+def test_set_variable_changes_later_states(calls: Path) -> None:
+    with stdio_session() as s:
+        with s.launch(calls):
+            s.set_breakpoints([9])
+        s.wait_for_stop("breakpoint")
+        scope = s.scopes()[0]
+        resp = s.client.request("setVariable", {"variablesReference": scope["variablesReference"],
+                                                "name": "acc", "value": "100"})
+        assert resp["body"]["value"] == "100"
+        assert s.get_variables()["acc"] == "100"
+        assert s.evaluate("acc + v")["body"]["result"] == "101"
+        s.set_breakpoints([])
+        s.command("continue")
+        assert s.wait_for_exit() == 0
+        assert s.output("stdout") == "answer 114\n"  # 100 + 1 + 4 + 9
+
+
+def test_set_variable_element_and_expression(calls: Path) -> None:
+    with stdio_session() as s:
+        with s.launch(calls):
+            s.set_breakpoints([15])
+        s.wait_for_stop("breakpoint")
+        data = s.get_variable("data")
+        resp = s.client.request("setVariable", {"variablesReference": data["variablesReference"],
+                                                "name": "0", "value": "10"})
+        assert resp["body"]["value"] == "10"
+        assert s.get_variables()["data"] == "[10, 2, 3]"
+        scope = s.scopes()[0]
+        bad = s.client.request("setVariable", {"variablesReference": scope["variablesReference"],
+                                               "name": "missing", "value": "1"}, expect_success=False)
+        assert "missing" in bad["message"]
+        s.set_breakpoints([])
+        s.command("continue")
+        assert s.wait_for_exit() == 0
+        assert s.output("stdout") == "answer 113\n"  # 100 + 4 + 9
+
+
+def test_conditional_hit_count_and_log_points(calls: Path) -> None:
+    with stdio_session() as s:
+        with s.launch(calls):
+            s.set_breakpoints([{"line": 9, "condition": "v == 3"}])
+        s.wait_for_stop("breakpoint")
+        assert s.get_variables()["v"] == "3"
+        s.command("continue")
+        assert s.wait_for_exit() == 0
+    with stdio_session() as s:
+        with s.launch(calls):
+            s.set_breakpoints([{"line": 2, "hitCondition": "2"}])
+        s.wait_for_stop("breakpoint")
+        assert s.get_variables() == {"n": "2"}
+        s.command("continue")
+        assert s.wait_for_exit() == 0
+    with stdio_session() as s:
+        with s.launch(calls):
+            bps = s.set_breakpoints([{"line": 9, "logMessage": "v={v} acc={acc}"}, {"line": 16}])
+            assert all(b["verified"] for b in bps)
+        s.wait_for_stop("breakpoint")
+        assert "v=1 acc=0\nv=2 acc=1\nv=3 acc=5\n" in s.output("console")
+    with stdio_session() as s, s.launch(calls):
+        bad = s.set_breakpoints([{"line": 9, "hitCondition": "sometimes"}, {"line": 9, "condition": "v ==" }])
+        assert [b["verified"] for b in bad] == [False, False]
+
+
+def test_exceptions_uncaught_raised_and_exit_code(raises: Path) -> None:
+    with stdio_session() as s:
+        with s.launch(raises):
+            s.set_exception_breakpoints(["uncaught"])
+        stop = s.wait_for_stop("exception")
+        assert where(stop) == [("check", 3), ("run", 12), ("<module>", 16)]
+        info = s.client.request("exceptionInfo", {"threadId": 1})["body"]
+        assert info["exceptionId"] == "ValueError" and info["description"] == "negative: -2"
+        assert info["breakMode"] == "unhandled"
+        assert s.get_variables()["(exception)"].startswith("ValueError")
+        s.command("continue")
+        assert s.wait_for_exit() == 1
+        assert "ValueError" in s.output("stderr") and s.output("stdout") == "begin\n"
+    with stdio_session() as s:
+        with s.launch(raises):
+            s.set_exception_breakpoints(["raised"])
+        stop = s.wait_for_stop("exception")
+        assert stop.line == 3 and s.get_variables()["x"] == "-1"
+        assert "ValueError" in stop.body["text"]
+        stop = s.step("continue", "exception")  # the caught one is done; the same raise is not re-reported
+        assert where(stop)[0] == ("check", 3) and s.get_variables()["x"] == "-2"
+        s.command("continue")
+        assert s.wait_for_exit() == 1
+    with stdio_session() as s:
+        with s.launch(raises):
+            s.set_exception_breakpoints([])
+        assert s.wait_for_exit() == 1
+        not_stopped = s.client.request("exceptionInfo", {"threadId": 1}, expect_success=False)
+        assert not not_stopped["success"]
+
+
+def test_entry_expression_restart_and_terminate(tmp_path: Path) -> None:
+    program = tmp_path / "fact.py"
+    program.write_text(RECURSION)
+    with stdio_session() as s:
+        with s.launch(program, entry="fact(3)", stopOnEntry=True):
+            pass
+        stop = s.wait_for_stop("entry")
+        assert where(stop)[0] == ("fact", 1)
+        assert s.get_variables() == {"n": "3"}
+        assert s.step("stepIn").line == 2
+        stop = s.step("next")
+        assert stop.line == 4
+        stop = s.step("stepIn")  # recursion: one frame deeper
+        assert [f["name"] for f in stop.frames][:2] == ["fact", "fact"] and s.get_variables() == {"n": "2"}
+        s.command("stepOut")
+        s.wait_for_stop()
+        assert s.get_variables()["(return) fact"] == "2"
+        mark = s.client.mark()
+        s.client.request("restart")
+        s._stop_mark = mark
+        stop = s.wait_for_stop("entry")
+        assert where(stop) == [("fact", 1)] and s.get_variables() == {"n": "3"}
+        mark = s.client.mark()
+        s.client.request("terminate")
+        s.client.event("terminated", since=mark)
+        after = s.client.request("next", {"threadId": 1}, expect_success=False)
+        assert "ended" in after["message"]
+
+
+def test_launch_errors_are_reported(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text("def f(:\n")
+    with stdio_session() as s:
+        seq = s.client.send("launch", {"program": str(broken), "engine": "oracle"})
+        resp = s.client.response(seq)
+        assert not resp["success"] and "syntax error" in resp["message"]
+        seq = s.client.send("launch", {"program": str(tmp_path / "missing.py"), "engine": "oracle"})
+        assert "no such file" in s.client.response(seq)["message"]
+        seq = s.client.send("launch", {"program": str(broken), "engine": "quantum"})
+        assert "engine" in s.client.response(seq)["message"]
+        seq = s.client.send("launch", {"engine": "oracle"})
+        assert "program" in s.client.response(seq)["message"]
+        # still alive
+        assert s.client.request("threads")["body"]["threads"][0]["id"] == 1
+
+
+def test_tcp_sessions_run_concurrently(calls: Path, raises: Path) -> None:
+    server = TcpServer()
+    results: dict[str, object] = {}
+
+    def run(name: str, program: Path, expected_exit: int) -> None:
+        try:
+            with tcp_session(server) as s:
+                with s.launch(program):
+                    s.set_breakpoints([3])
+                stop = s.wait_for_stop("breakpoint")
+                results[name + ":line"] = stop.line
+                s.step("stepBack", "step")
+                s.set_breakpoints([])
+                s.command("continue")
+                results[name + ":exit"] = s.wait_for_exit()
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            results[name + ":error"] = repr(exc)
+
+    try:
+        threads = [threading.Thread(target=run, args=("calls", calls, 0)),
+                   threading.Thread(target=run, args=("raises", raises, 1))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=90)
+        assert results == {"calls:line": 3, "calls:exit": 0, "raises:line": 3, "raises:exit": 1}
+        # One after another on the same server, too.
+        with tcp_session(server) as s:
+            with s.launch(calls, stopOnEntry=True):
+                pass
+            assert s.wait_for_stop("entry").line == 1
+    finally:
+        server.close()
+
+
+def test_client_with_zero_based_lines(calls: Path) -> None:
+    client = DapClient.stdio()
+    s = Session(client)
+    try:
+        s.capabilities = client.request("initialize", {"adapterID": "x", "linesStartAt1": False})["body"]
+        with s.launch(calls):
+            bps = s.set_breakpoints([8])  # 0-based 8 is line 9
+            assert bps[0]["line"] == 8
+        stop = s.wait_for_stop("breakpoint")
+        assert stop.line == 8 and s.get_variables()["v"] == "1"
+    finally:
+        s.disconnect()
+        client.close()
+
+
+TWO_CALLS = """\
+def f(a):
+    b = a * 2
+    return b + 1
+
+
+def g(a):
+    return f(a) + f(a + 1)
+
+
+x = f(1) + f(2)
+y = g(x)
+print(x, y)
+"""
+
+
+def test_debugpy_stepping_style_stops_on_lines_only(tmp_path: Path) -> None:
+    """With "stepping": "debugpy", call and return events are passed as debugpy does (checked against
+    debugpy 1.8 on this program, except stepOut: debugpy shows the caller still on the call line)."""
+    program = tmp_path / "two_calls.py"
+    program.write_text(TWO_CALLS)
+    with stdio_session() as s:
+        with s.launch(program, stepping="debugpy"):
+            s.set_breakpoints([10])
+        assert where(s.wait_for_stop("breakpoint")) == [("<module>", 10)]
+        assert where(s.step("stepIn")) == [("f", 2), ("<module>", 10)]  # no stop on the call event
+        assert where(s.step("next")) == [("f", 3), ("<module>", 10)]
+        assert where(s.step("next")) == [("f", 2), ("<module>", 10)]  # past the return, into f(2)
+        assert s.get_variables() == {"a": "2", "(return) f": "3"}
+        assert where(s.step("stepIn")) == [("f", 3), ("<module>", 10)]
+        assert where(s.step("stepOut")) == [("<module>", 11)]  # debugpy: ("<module>", 10)
+        assert s.get_variables()["(return) f"] == "5"
+        assert where(s.step("stepIn")) == [("g", 7), ("<module>", 11)]
+        assert where(s.step("stepIn")) == [("f", 2), ("g", 7), ("<module>", 11)]
+        s.step("next")
+        assert where(s.step("next")) == [("f", 2), ("g", 7), ("<module>", 11)]
+        assert where(s.step("next")) == [("f", 3), ("g", 7), ("<module>", 11)]
+        assert where(s.step("next")) == [("<module>", 12)]  # g's return passed too
+        assert s.get_variables()["y"] == "36"
+        s.command("next")
+        assert s.wait_for_exit() == 0  # no stop on the module's return event

@@ -1,0 +1,155 @@
+"""The pdb-like terminal debugger (`ndb debug`), driven with scripted stdin on the oracle engine."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dap_server.terminal import run_terminal
+
+pytestmark = pytest.mark.timeout(120)
+
+REPO = Path(__file__).resolve().parents[1]
+
+PROGRAM = """\
+def square(n):
+    result = n * n
+    return result
+
+
+def total(values):
+    acc = 0
+    for v in values:
+        acc += square(v)
+    return acc
+
+
+data = [1, 2, 3]
+answer = total(data)
+print("answer", answer)
+"""
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Path:
+    path = tmp_path / "prog.py"
+    path.write_text(PROGRAM)
+    return path
+
+
+def debug(program: Path, commands: str, entry: str | None = None) -> tuple[int, str]:
+    out = io.StringIO()
+    code = run_terminal(str(program), entry, "oracle", None, None, stdin=io.StringIO(commands), stdout=out)
+    return code, out.getvalue()
+
+
+def test_stepping_breakpoints_and_printing(program: Path) -> None:
+    code, out = debug(program, "\n".join([
+        "l", "b 9", "c", "p acc + v", "pp {'values': values}", "w", "s", "n", "n", "r", "p __return__",
+        "n", "q",
+    ]) + "\n")
+    assert code == 0
+    path = str(program.resolve())
+    assert "oracle engine: values are exact" in out
+    assert f"> {path}(1)<module>()\n-> def square(n):" in out  # pdb's location format
+    assert "   1  ->\tdef square(n):" in out  # list marks the current line
+    assert f"Breakpoint 1 at {path}:9" in out
+    assert f"> {path}(9)total()\n-> acc += square(v)" in out
+    assert "(ndb) p acc + v\n1\n" in out
+    assert "{'values': [1, 2, 3]}" in out
+    assert f"  {path}(14)<module>()\n-> answer = total(data)\n> {path}(9)total()" in out  # where: outermost first
+    assert "--Call--" in out and f"> {path}(1)square()" in out
+    assert "--Return--" in out and f"> {path}(3)square()->1" in out
+    assert "(ndb) p __return__\n1\n" in out
+
+
+def test_back_and_reverse_continue(program: Path) -> None:
+    code, out = debug(program, "b 9\nc\nc\nc\np v\nback\np acc, v\nback\np acc, v\nrc\np v\nrc\nq\n")
+    assert code == 0
+    assert "(ndb) p v\n3\n" in out
+    assert "(ndb) p acc, v\n(5, 2)\n" in out  # back: line 8, after the second iteration
+    assert "(ndb) p acc, v\n(1, 2)\n" in out  # back again: line 9 before its call (shown once)
+    after_rc = out.split("(ndb) rc\n")
+    assert "Breakpoint 1 at line 9" in after_rc[1] and "(ndb) p v\n1\n" in after_rc[1]
+    assert f"> {program.resolve()}(1)<module>()" in after_rc[2]  # no earlier breakpoint: the start
+
+
+def test_conditions_clear_and_listing_breakpoints(program: Path) -> None:
+    code, out = debug(program, "b 9, v == 3\nb 4\nb\ncl 6\nc\np v\ncl 9\nb\ncl\nb\nc\nq\n")
+    assert code == 0
+    assert "Breakpoint 2 at" in out and "moved from line 4" in out
+    assert "stop only if v == 3" in out
+    assert "(ndb) p v\n3\n" in out
+    assert "Deleted breakpoint 2 at line 6" in out and "Deleted breakpoint 1 at line 9" in out
+    assert "No breakpoints." in out
+    assert "answer 14" in out and "--Exit--" in out
+
+
+def test_exit_then_step_back_and_restart(program: Path) -> None:
+    code, out = debug(program, "c\nn\nback\np answer\nrestart\np data\nq\n")
+    assert code == 0
+    assert "answer 14\n" in out and "The program exited: normal" in out
+    assert "*** The program has exited; use 'back', 'rc', 'restart' or 'q'." in out
+    assert "--Return--" in out and "(ndb) p answer\n14\n" in out
+    assert "(ndb) p data\n*** name 'data' is not defined in the current frame" in out
+
+
+def test_set_variable_and_errors(program: Path) -> None:
+    code, out = debug(program, "b 9\nc\n!acc = 100\nset v = v + 1\np acc, v\nfrobnicate\np missing\n"
+                               "p square(2)\nb nowhere\nb 999\ncl 5\nl 100\nset x\nwhere\ncl\nc\n")
+    assert code == 0  # the end of input quits
+    assert "acc = 100" in out and "v = 2" in out
+    assert "(ndb) p acc, v\n(100, 2)\n" in out
+    assert "*** Unknown command 'frobnicate'. Type 'help' for the list of commands." in out
+    assert "*** name 'missing' is not defined" in out
+    assert "never runs the program" in out
+    assert "*** 'nowhere' is not a line number" in out
+    assert "*** Cannot set a breakpoint at line 999" in out
+    assert "*** There is no breakpoint at line 5." in out
+    assert "*** end of file" in out
+    assert "*** only assignments are supported" in out
+    assert "answer 117" in out  # 100 + 2*2 (v was set to 2 for that call) + 2*2 + 3*3
+
+
+def test_help_and_expressions(program: Path) -> None:
+    code, out = debug(program, "help\nhelp n\nh back\n1 + 2\nn\ndata\n", entry=None)
+    assert code == 0
+    for command in ("s(tep)", "n(ext)", "r(eturn)", "c(ont(inue))", "back", "rc", "b(reak)", "cl(ear)",
+                    "l(ist)", "p EXPR", "w(here)", "q(uit)"):
+        assert command in out
+    assert "n(ext): continue until the next line" in out
+    assert "back: step back" in out
+    assert "(ndb) 1 + 2\n3\n" in out
+
+
+def test_entry_expression(tmp_path: Path) -> None:
+    path = tmp_path / "f.py"
+    path.write_text("def f(xs):\n    s = sum(xs)\n    return s * 2\n")
+    code, out = debug(path, "a\nr\nq\n", entry="f([1, 2])")
+    assert code == 0
+    assert "--Call--" in out and "xs = [1, 2]" in out and "->6" in out
+
+
+def test_bad_program_exits_with_status_2(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text("def (:\n")
+    code, out = debug(broken, "q\n")
+    assert code == 2 and "syntax error" in out
+    code, out = debug(tmp_path / "missing.py", "q\n")
+    assert code == 2 and "no such file" in out
+
+
+def test_works_with_stdin_from_a_pipe(program: Path) -> None:
+    script = (
+        "import sys\nfrom dap_server.terminal import run_terminal\n"
+        f"sys.exit(run_terminal({str(program)!r}, None, 'oracle', None, None))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], input="n\nn\nn\np data\nc\n", capture_output=True,
+                          text=True, cwd=REPO, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "(ndb) p data\n[1, 2, 3]\n" in proc.stdout
+    assert "answer 14" in proc.stdout and "--Exit--" in proc.stdout

@@ -1,0 +1,297 @@
+"""Model shapes and training on tiny configurations (a tiny Llama, a hand-made dataset of a few dozen
+records, a few optimizer steps each): loss masking, overfitting, save/load, resume, export, CLI."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+tokmod = pytest.importorskip("model_backend.data.tokenizer", reason="the tokenizer module (data engineer) is not there yet")
+if not hasattr(tokmod, "train_tokenizer") or not hasattr(tokmod, "encode_segments"):
+    pytest.skip("model_backend.data.tokenizer has no train_tokenizer / encode_segments yet", allow_module_level=True)
+
+from model_backend import trace_format as fmt  # noqa: E402
+from model_backend.model import config as mconfig  # noqa: E402
+from model_backend.model import train as mtrain  # noqa: E402
+
+FAST: dict[str, Any] = {"threads": 1, "progress": False, "warmup_steps": 2, "log_every": 1}
+
+
+def _record(rng: random.Random) -> dict[str, Any]:
+    """A trajectory of `y = x + k; return y` in the trace format: context pieces, then trained frames."""
+    k, x = rng.randint(1, 9), rng.randint(0, 60)
+    code = f"{fmt.TRACE_START}{fmt.VERSION}def f(x):\n    y = x + {k}\n    return y\n{fmt.ENTRY}f({x}){fmt.CODE_END}"
+    step = "<|step_into|>"
+    return {"segments": [
+        [code, False],
+        [f'{fmt.FRAME}<|call_sep|>{fmt.LINENO}1{fmt.ARG}{{"x": "{x}"}}{fmt.END_OF_FRAME}', False],
+        [step, False],
+        [f'{fmt.FRAME}<|line_sep|>{fmt.LINENO}2{fmt.ARG}{{"..": ".."}}{fmt.END_OF_FRAME}', True],
+        [step, False],
+        [f'{fmt.FRAME}<|line_sep|>{fmt.LINENO}3{fmt.ARG}{{"..": "..", "y": "{x + k}"}}{fmt.END_OF_FRAME}', True],
+        [step, False],
+        [f'{fmt.FRAME}<|return_sep|>{fmt.LINENO}3{fmt.ARG}"{x + k}"<|exit_normal|>{fmt.TRACE_END}', True],
+    ]}
+
+
+def write_dataset(out: Path, n_train: int = 48, n_heldout: int = 12, seed: int = 0) -> Path:
+    """Two train and two held-out shards, each marked complete the way the builder marks them."""
+    from model_backend.data.build import ShardInfo, SplitStats
+
+    rng = random.Random(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    for split, n in (("train", n_train), ("heldout", n_heldout)):
+        for k in range(2):
+            name = f"{split}-{k:05d}"
+            data = "".join(json.dumps(_record(rng)) + "\n" for _ in range(n // 2)).encode()
+            (out / f"{name}.jsonl").write_bytes(data)
+            info = ShardInfo(name=name, split=split, programs=n // 2, sha256=hashlib.sha256(data).hexdigest(),
+                             bytes=len(data), stats=SplitStats())
+            (out / f"{name}.stats.json").write_text(info.model_dump_json())
+    return out
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread() -> Any:
+    """Tiny models on a shared 2-core machine: one thread is faster than two fighting for cores."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    data = write_dataset(tmp_path_factory.mktemp("data"))
+    tok_dir = data / "tokenizer"
+    tokmod.train_tokenizer(data, vocab_size=400, out_dir=tok_dir, measure_stats=False)
+    return data, tok_dir
+
+
+@pytest.fixture(scope="module")
+def tokenizer(dataset: tuple[Path, Path]) -> Any:
+    return transformers.AutoTokenizer.from_pretrained(str(dataset[1]))
+
+
+@pytest.fixture(scope="module")
+def train_split(dataset: tuple[Path, Path], tokenizer: Any) -> mtrain.TokenizedSplit:
+    return mtrain.tokenize_split(mtrain.find_shards(dataset[0], "train"), tokenizer, 1024, progress=False)
+
+
+# ------------------------------------------------------------------------------------------------ shapes
+
+
+def test_shapes_fit_vllm_cpu_and_tokenizer(tokenizer: Any) -> None:
+    for name, shape in mconfig.SHAPES.items():
+        assert shape.head_dim in {32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512}, name
+    model = mconfig.build_model("tiny", tokenizer, seed=0)
+    cfg = model.config
+    assert cfg.vocab_size == len(tokenizer)
+    assert cfg.head_dim == 32 and cfg.tie_word_embeddings
+    assert cfg.pad_token_id == tokenizer.pad_token_id and cfg.eos_token_id == tokenizer.eos_token_id
+    non_embedding = sum(p.numel() for n, p in model.named_parameters() if "embed" not in n)
+    assert 80_000 < non_embedding < 130_000
+    assert non_embedding == mconfig.SHAPES["tiny"].non_embedding_params()
+    small = mconfig.SHAPES["small"].params(len(tokenizer))
+    assert 3_000_000 < small < 6_000_000
+    with pytest.raises(ValueError, match="unknown model shape"):
+        mconfig.make_config("huge", tokenizer)
+
+
+def test_length_batches_cover_each_example_once_within_budget() -> None:
+    lengths = __import__("numpy").random.default_rng(0).integers(5, 300, size=500)
+    batches = mtrain.length_batches(lengths, batch_tokens=1000, batch_size=None, seed=3, epoch=0, chunk=128)
+    flat = sorted(i for b in batches for i in b)
+    assert flat == list(range(500))
+    for b in batches:
+        assert len(b) == 1 or max(lengths[i] for i in b) * len(b) <= 1000
+    assert batches == mtrain.length_batches(lengths, 1000, None, 3, 0, chunk=128)
+    assert batches != mtrain.length_batches(lengths, 1000, None, 3, 1, chunk=128)
+    fixed = mtrain.length_batches(lengths, None, 16, 3, 0)
+    assert max(len(b) for b in fixed) == 16
+
+
+# ------------------------------------------------------------------------------------------------ loss
+
+
+def test_labels_mask_context_and_padding(tokenizer: Any, train_split: mtrain.TokenizedSplit) -> None:
+    rec = _record(random.Random(7))
+    ids, labels = tokmod.encode_segments(tokenizer, rec["segments"])
+    trained = sum(len(tokenizer(t, add_special_tokens=False)["input_ids"]) for t, tr in rec["segments"] if tr)
+    assert sum(1 for v in labels if v != mtrain.IGNORE) == trained
+
+    batch = mtrain.collate(train_split, [0, 1, 2], pad_id=tokenizer.pad_token_id)
+    pad = batch["attention_mask"] == 0
+    assert pad.any(), "the three examples should differ in length"
+    assert (batch["labels"][pad] == mtrain.IGNORE).all()
+
+    model = mconfig.build_model("tiny", tokenizer, seed=0).eval()
+    wrapper = mtrain.CausalLMLoss(model)
+    with torch.no_grad():
+        loss_sum, count = wrapper(**batch)
+        # our loss (logits only where a label is) is HF's mean loss over the same labels
+        hf = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], labels=batch["labels"]).loss
+        assert torch.allclose(loss_sum / count, hf, atol=1e-5)
+        # padding changes nothing: each example alone gives the same summed loss
+        alone = [wrapper(**mtrain.collate(train_split, [i], tokenizer.pad_token_id)) for i in (0, 1, 2)]
+        assert torch.allclose(loss_sum, sum(s for s, _ in alone), rtol=1e-5)
+        assert int(count) == sum(int(c) for _, c in alone)
+        # the loss ignores context: changing untrained label positions' targets (-100) has no effect,
+        # but corrupting a trained target does
+        x = mtrain.collate(train_split, [0], tokenizer.pad_token_id)
+        base, _ = wrapper(**x)
+        trained_pos = (x["labels"][0] != mtrain.IGNORE).nonzero().flatten()
+        bad = {**x, "labels": x["labels"].clone()}
+        bad["labels"][0, trained_pos[-1]] = (bad["labels"][0, trained_pos[-1]] + 1) % len(tokenizer)
+        assert not torch.allclose(wrapper(**bad)[0], base)
+
+
+def test_few_steps_overfit_a_repeated_batch(tokenizer: Any, train_split: mtrain.TokenizedSplit) -> None:
+    torch.manual_seed(0)
+    model = mconfig.build_model("tiny", tokenizer, seed=0)
+    wrapper = mtrain.CausalLMLoss(model)
+    opt = torch.optim.AdamW(mtrain.param_groups(model, 0.1), lr=3e-3)
+    batch = mtrain.collate(train_split, [0, 1, 2, 3], tokenizer.pad_token_id)
+    losses = []
+    for _ in range(25):
+        loss_sum, count = wrapper(**batch)
+        loss = loss_sum / count
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        losses.append(float(loss.detach()))
+    assert losses[-1] < 0.5 * losses[0], losses
+
+
+def test_save_load_round_trip_sharded_identical_logits(tokenizer: Any, tmp_path: Path) -> None:
+    model = mconfig.build_model("tiny", tokenizer, seed=1).eval()
+    model.save_pretrained(tmp_path, max_shard_size="100KB")
+    files = sorted(tmp_path.glob("*.safetensors"))
+    assert len(files) > 1  # sharded: an index file points at several weight files
+    loaded = transformers.LlamaForCausalLM.from_pretrained(tmp_path).eval()
+    assert loaded.lm_head.weight.data_ptr() == loaded.model.embed_tokens.weight.data_ptr()
+    x = torch.randint(0, len(tokenizer), (2, 17))
+    with torch.no_grad():
+        assert torch.equal(model(x).logits, loaded(x).logits)
+
+
+def test_schedule_warmup_then_cosine() -> None:
+    s = mtrain.Schedule(1e-3, warmup_steps=10, max_steps=110, min_lr_ratio=0.1, budget_s=None)
+    assert s.lr_at(0) == pytest.approx(1e-4) and s.lr_at(9) == pytest.approx(1e-3)
+    assert s.lr_at(10) == pytest.approx(1e-3) and s.lr_at(60) == pytest.approx(5.5e-4)
+    assert s.lr_at(110) == pytest.approx(1e-4) and s.lr_at(500) == pytest.approx(1e-4)
+    timed = mtrain.Schedule(1e-3, 10, None, 0.1, budget_s=100.0)
+    assert timed.lr_at(20, elapsed_s=50.0) == pytest.approx(5.5e-4)  # half the budget: half the cosine
+
+
+# ------------------------------------------------------------------------------------------------ runs
+
+
+def test_train_exports_a_loadable_small_checkpoint(dataset: tuple[Path, Path], tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    data, tok_dir = dataset
+    monkeypatch.setattr(mtrain, "EXPORT_SHARD_SIZE", "200KB")  # the tiny model then needs several files
+    log = mtrain.train(data, tok_dir, tmp_path / "run", "tiny", max_steps=12, batch_size=8, lr=3e-3,
+                       eval_every=6, save_every=6, **FAST)
+    final = tmp_path / "run" / "final"
+    weights = sorted(final.glob("*.safetensors"))
+    assert len(weights) >= 2 and all(p.stat().st_size < mtrain.MAX_SHARD_BYTES for p in weights)
+    assert (final / "model.safetensors.index.json").is_file()
+    model = transformers.LlamaForCausalLM.from_pretrained(final)
+    assert model.config.vocab_size == len(transformers.AutoTokenizer.from_pretrained(str(final)))
+    gen = json.loads((final / "generation_config.json").read_text())
+    tok = transformers.AutoTokenizer.from_pretrained(str(final))
+    assert tok.convert_tokens_to_ids(fmt.END_OF_FRAME) in gen["eos_token_id"]
+    assert tok.convert_tokens_to_ids(fmt.TRACE_END) in gen["eos_token_id"]
+    assert (final / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    saved = json.loads((final / "training_log.json").read_text())
+    held = [r["heldout_loss"] for r in saved["records"] if "heldout_loss" in r]
+    assert len(held) == 2 and held[-1] < held[0]
+    s = log["summary"]
+    assert s["steps"] == 12 and s["stop_reason"] == "max_steps"
+    assert s["trained_tokens_seen"] < s["tokens_seen"] and s["tokens_per_s"] > 0
+    assert saved["records"][-1]["tokens"] == s["tokens_seen"] and "elapsed_s" in saved["records"][-1]
+    # the exported weights are the trained ones: the final held-out loss recomputes from the export
+    held_split = mtrain.tokenize_split(mtrain.find_shards(data, "heldout"), tok, 1024, progress=False)
+    wrapper = mtrain.CausalLMLoss(model.eval())
+    with torch.no_grad():
+        parts = [wrapper(**mtrain.collate(held_split, [i], tok.pad_token_id)) for i in range(len(held_split))]
+    recomputed = float(sum(s for s, _ in parts) / sum(c for _, c in parts))
+    assert recomputed == pytest.approx(s["final_heldout_loss"], rel=1e-4)
+
+
+def test_interrupted_run_resumes_the_same_schedule(dataset: tuple[Path, Path], tmp_path: Path) -> None:
+    data, tok_dir = dataset
+    args = {"max_steps": 8, "batch_size": 4, "lr": 3e-3, "save_every": 4, "eval_every": 100, **FAST}
+    straight: list[dict[str, Any]] = []
+    mtrain.train(data, tok_dir, tmp_path / "a", "tiny", callback=straight.append, **args)
+
+    class Crash(Exception):
+        pass
+
+    def crash_at_6(record: dict[str, Any]) -> None:
+        if record["step"] == 6:
+            raise Crash
+
+    with pytest.raises(Crash):
+        mtrain.train(data, tok_dir, tmp_path / "b", "tiny", callback=crash_at_6, **args)
+    assert json.loads((tmp_path / "b" / "last" / mtrain.STATE_FILE).read_text())["step"] == 4
+    resumed: list[dict[str, Any]] = []
+    log = mtrain.train(data, tok_dir, tmp_path / "b", "tiny", callback=resumed.append, **args)
+    assert [r["step"] for r in resumed] == [5, 6, 7, 8]
+    assert log["resumed"] == [4]
+    for got, want in zip(resumed, straight[4:], strict=True):
+        assert got["lr"] == pytest.approx(want["lr"], rel=1e-12)
+        assert got["step_loss"] == pytest.approx(want["step_loss"], rel=1e-4)
+    a = transformers.LlamaForCausalLM.from_pretrained(tmp_path / "a" / "final")
+    b = transformers.LlamaForCausalLM.from_pretrained(tmp_path / "b" / "final")
+    for (name, pa), (_, pb) in zip(a.named_parameters(), b.named_parameters(), strict=True):
+        assert torch.allclose(pa, pb, atol=1e-5), name
+    # --no-resume starts over
+    fresh: list[dict[str, Any]] = []
+    mtrain.train(data, tok_dir, tmp_path / "b", "tiny", callback=fresh.append, **{**args, "max_steps": 2, "resume": False})
+    assert [r["step"] for r in fresh] == [1, 2]
+
+
+def test_time_budget_stops_cleanly(dataset: tuple[Path, Path], tmp_path: Path) -> None:
+    data, tok_dir = dataset
+    log = mtrain.train(data, tok_dir, tmp_path / "run", "tiny", time_budget_minutes=0.03, batch_size=4,
+                       save_every=1000, eval_every=1000, **FAST)
+    assert log["summary"]["stop_reason"] == "time_budget"
+    assert (tmp_path / "run" / "final" / "config.json").is_file()
+    assert (tmp_path / "run" / "last" / mtrain.STATE_FILE).is_file()
+
+
+def test_cli_train_command(dataset: tuple[Path, Path], tmp_path: Path) -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from model_backend.model.commands import register
+
+    app = typer.Typer()
+    register(app)
+
+    @app.callback()
+    def _root() -> None:  # keep `train` a sub-command
+        pass
+
+    data, tok_dir = dataset
+    runner = CliRunner()
+    result = runner.invoke(app, ["train", "--data", str(data), "--out", str(tmp_path / "run"), "--model", "tiny",
+                                 "--max-steps", "3", "--batch-size", "4", "--threads", "1", "--warmup", "1",
+                                 "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "3 steps (max_steps)" in result.output
+    assert (tmp_path / "run" / "final" / "training_log.json").is_file()
+    bad = runner.invoke(app, ["train", "--data", str(data), "--out", str(tmp_path / "x"), "--model", "huge", "--max-steps", "1"])
+    assert bad.exit_code == 2 and "unknown --model" in bad.output
+    none = runner.invoke(app, ["train", "--data", str(data), "--out", str(tmp_path / "x")])
+    assert none.exit_code == 2 and "--max-steps" in none.output
