@@ -16,6 +16,7 @@ adapter's overhead (framing, validation, session logic, process boundary) = step
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -84,22 +85,23 @@ class _Client:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError("no answer from the adapter")
-            message = self.inbox.get(timeout=remaining)
-            if message is None:
+            try:
+                item = self.inbox.get(timeout=remaining)
+            except queue.Empty:
+                raise TimeoutError("no answer from the adapter") from None
+            if item is None:
                 raise EOFError("the adapter closed its output")
-            if predicate(message):
-                return message
-            self.pending.append(message)
+            if predicate(item):
+                return item
+            self.pending.append(item)
 
     def request(self, command: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
         seq = self.send(command, arguments)
         return self.wait(lambda m: m.get("type") == "response" and m.get("request_seq") == seq)
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.send("disconnect", {"terminateDebuggee": True})
-        except OSError:
-            pass
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -115,7 +117,7 @@ def _session(kind: str, program: str, first_line: int) -> _Client:
     if kind == "ndb":
         client = _Client([sys.executable, "-m", "dap_server.server"])
         client.request("initialize", {"adapterID": "neural-debug", "linesStartAt1": True, "columnsStartAt1": True})
-        launch = {"program": program, "engine": "oracle"}
+        launch: dict[str, Any] = {"program": program, "engine": "oracle"}
     else:
         client = _Client([sys.executable, "-m", "debugpy.adapter"])
         client.request("initialize", {"adapterID": "python", "clientID": "ndb-bench", "linesStartAt1": True,

@@ -7,6 +7,9 @@ from typing import Annotated
 import typer
 
 from model_backend import cli as backend_cli
+from model_backend.data import commands as data_commands
+from model_backend.eval import commands as eval_commands
+from model_backend.model import commands as model_commands
 
 app = typer.Typer(
     name="ndb",
@@ -16,6 +19,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 backend_cli.register(app)
+data_commands.register(app)
+model_commands.register(app)
+eval_commands.register(app)
 bench_app = typer.Typer(help="Benchmarks (figures go to docs/benchmarks.md).", no_args_is_help=True)
 backend_cli.register_bench(bench_app)
 app.add_typer(bench_app, name="bench")

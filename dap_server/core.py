@@ -45,6 +45,7 @@ STEP_KINDS: tuple[str, ...] = ("next", "stepIn", "stepOut", "continue", "stepBac
 EXCEPTION_FILTERS = {"raised": "Raised Exceptions", "uncaught": "Uncaught Exceptions"}
 EXIT_CODES = {"normal": 0, "error": 1, "never": 2}
 MAX_AUTO_STEPS = 10_000
+NEURAL_MAX_AUTO_STEPS = 1_000
 
 EngineFactory = Callable[[str, str | None, str | None], Engine]
 
@@ -119,10 +120,10 @@ class DebugCore:
     def __init__(self, engine_factory: EngineFactory | None = None, max_auto_steps: int = MAX_AUTO_STEPS,
                  stepping: str = "pdb") -> None:
         self.engine_factory = engine_factory or default_engine_factory
+        self.max_auto_steps = max_auto_steps
         # "pdb": stop wherever the engine stops (call and return events included, as pdb does);
         # "debugpy": stop on lines only, as debugpy does (see _to_line_like_debugpy).
         self.stepping = stepping
-        self.max_auto_steps = max_auto_steps
         self.engine: Engine | None = None
         self.engine_name = ""
         self.program: Program | None = None
@@ -193,6 +194,13 @@ class DebugCore:
             f"Neural Debug: {path} on the {self.engine_name} engine: every value, line and output shown "
             "is a prediction of the model, not the result of running the program."
         )
+
+    @property
+    def cap(self) -> int:
+        """Most engine steps one command may take on its own (a model call each, on the neural engine)."""
+        if self.engine_name == "oracle":
+            return self.max_auto_steps
+        return min(self.max_auto_steps, NEURAL_MAX_AUTO_STEPS)
 
     @property
     def launched(self) -> bool:
@@ -300,7 +308,7 @@ class DebugCore:
             state = self._engine_step(action, outputs)
             previous = start
             resuming = False
-            for _ in range(self.max_auto_steps):
+            for _ in range(self.cap):
                 if state.error:
                     return Stop("step", state, outputs, description="Prediction failed")
                 if state.event == "exit":
@@ -321,7 +329,7 @@ class DebugCore:
                     state = self._engine_step("step_over", outputs)
                 else:
                     state = self._engine_step("step_return", outputs)
-            outputs.append(Output("console", f"stopped after {self.max_auto_steps} automatic steps\n"))
+            outputs.append(Output("console", f"stopped after {self.cap} automatic steps\n"))
             return Stop("pause", state, outputs, description="Paused: too many automatic steps")
 
         return self._guarded(body)
@@ -336,7 +344,7 @@ class DebugCore:
         started in. Exception events are passed unless the "raised" filter is on. Breakpoints still stop.
         """
         previous = state
-        for _ in range(self.max_auto_steps):
+        for _ in range(self.cap):
             if state.event == "exit":
                 return self._finish_exit(state, outputs, start)
             if state.error:
@@ -387,7 +395,7 @@ class DebugCore:
     def _continue_watching_exceptions(self) -> Stop:
         def body(outputs: list[Output]) -> Stop:
             start = previous = self.state
-            for _ in range(self.max_auto_steps):
+            for _ in range(self.cap):
                 state = self._engine_step("step_into", outputs)
                 if state.error:
                     return Stop("step", state, outputs, description="Prediction failed")
@@ -404,7 +412,7 @@ class DebugCore:
                 if _key(state) == _key(previous):
                     return Stop("step", state, outputs)
                 previous = state
-            outputs.append(Output("console", f"stopped after {self.max_auto_steps} steps\n"))
+            outputs.append(Output("console", f"stopped after {self.cap} steps\n"))
             return Stop("pause", self.state, outputs, description="Paused: too many automatic steps")
 
         return self._guarded(body)
@@ -427,7 +435,7 @@ class DebugCore:
         walked: list[State] = []
         candidate_steps = -1
         scratch: list[Output] = []
-        for steps in range(1, self.max_auto_steps):
+        for steps in range(1, self.cap):
             state = self._engine_step("inv_step_into", scratch, reverse=True)
             if state.error or (walked and _key(state) == _key(walked[-1])):
                 break
@@ -448,7 +456,7 @@ class DebugCore:
                     return target
         # Nothing to show (or already shown): back to the exit, without stopping at breakpoints.
         assert self.engine is not None
-        for _ in range(self.max_auto_steps):
+        for _ in range(self.cap):
             before = _key(self.state)
             self._state = self.engine.step(Action(kind="continue"))
             if self.state.event == "exit" or self.state.error or _key(self.state) == before:
@@ -468,7 +476,7 @@ class DebugCore:
                 return Stop("step", state, outputs)
             action: ActionKind = "inv_step_into" if self.breakpoints.active_lines() else "inv_step_over"
             previous = start
-            for _ in range(self.max_auto_steps):
+            for _ in range(self.cap):
                 state = self._engine_step(action, outputs, reverse=True)
                 if state.error:
                     return Stop("step", state, outputs, description="Prediction failed")
@@ -479,7 +487,7 @@ class DebugCore:
                 if hit.stop:
                     return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint")
                 previous = state
-            outputs.append(Output("console", f"stopped after {self.max_auto_steps} steps back\n"))
+            outputs.append(Output("console", f"stopped after {self.cap} steps back\n"))
             return Stop("pause", self.state, outputs, description="Paused: too many automatic steps")
 
         return self._guarded(body)

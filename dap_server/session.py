@@ -28,8 +28,8 @@ from dap_server.core import (
     exception_parts,
 )
 from dap_server.protocol import FramingError, RequestError, describe_validation_error, parse_request
-from dap_server.values import show, type_name
-from dap_server.variables import Container, VariableStore
+from dap_server.values import parse_value, show, type_name
+from dap_server.variables import Container, VariableStore, key_of
 
 log = logging.getLogger("dap_server")
 
@@ -552,9 +552,9 @@ class DAPSession:
     def _on_evaluate(self, request: dap.EvaluateRequest) -> Any:
         self._require_stopped()
         args = request.arguments
-        if args.frameId is not None and args.frameId != 1:
-            self._frame(args.frameId)
-        value = self.core.evaluate(args.expression, None)
+        if args.frameId is not None:
+            self._frame(args.frameId)  # an unknown frame id is an error of its own
+        value = self.core.evaluate(args.expression, args.frameId)
         ref = self.store.add_value(value, args.expression, memo=(-1, args.expression))
         return dap.EvaluateResponseBody(result=show(value), type=type_name(value) or None, variablesReference=ref)
 
@@ -569,9 +569,7 @@ class DAPSession:
                 raise RequestFailed(f"{args.name} cannot be set")
             text = self.core.set_variable(args.name, args.value)
         elif container.kind == "value" and container.root is not None:
-            from dap_server.variables import _key_of
-
-            key = _key_of(container.value, args.name)
+            key = key_of(container.value, args.name)
             if isinstance(container.value, (set, frozenset)) or not isinstance(container.value, (list, tuple, dict)):
                 raise RequestFailed("only elements of lists, tuples and dicts can be set")
             text = self.core.set_variable(container.root, args.value, path=[*container.path, key])
@@ -579,8 +577,7 @@ class DAPSession:
         else:
             raise RequestFailed("this variable cannot be set")
         self._refresh_scopes()
-        from dap_server.values import parse_value
-
+        self.store.forget_children()
         value = parse_value(text)
         ref = self.store.add_value(value, None)
         if self._client is not None and self._client.supportsInvalidatedEvent:
@@ -616,8 +613,6 @@ def _same_path(a: str, b: str) -> bool:
 
 
 def _lookup(text: str, path: list[Any]) -> Any:
-    from dap_server.values import parse_value
-
     value = parse_value(text)
     for key in path:
         value = value[key]

@@ -50,6 +50,10 @@ class VariableStore:
             self._memo[memo] = ref
         return ref
 
+    def forget_children(self) -> None:
+        """After a value changed: children are listed afresh (old references stay readable)."""
+        self._memo = {k: v for k, v in self._memo.items() if k[0] == 0}
+
     def get(self, ref: int) -> Container | None:
         return self._items.get(ref)
 
@@ -82,9 +86,10 @@ class VariableStore:
                 evaluate_name = None
                 if container.evaluate_name is not None and suffix:
                     evaluate_name = container.evaluate_name + suffix
-                path = container.path + (_key_of(container.value, child_name),) if suffix.startswith("[") else ()
-                child_ref = self.add_value(child, evaluate_name, memo=(ref, child_name), root=container.root,
-                                           path=path if suffix.startswith("[") and container.root else ())
+                settable = container.root is not None and isinstance(container.value, (list, tuple, dict))
+                path = (*container.path, key_of(container.value, child_name)) if settable else ()
+                child_ref = self.add_value(child, evaluate_name, memo=(ref, child_name),
+                                           root=container.root if settable else None, path=path)
                 out.append(dap.Variable(name=child_name, value=show(child), type=type_name(child),
                                         evaluateName=evaluate_name, variablesReference=child_ref,
                                         **_counts(child)))
@@ -112,7 +117,7 @@ class VariableStore:
                             variablesReference=child_ref, presentationHint=hint, **_counts(value))
 
 
-def _key_of(container: Any, child_name: str) -> Any:
+def key_of(container: Any, child_name: str) -> Any:
     if isinstance(container, (list, tuple)):
         return int(child_name)
     if isinstance(container, dict):

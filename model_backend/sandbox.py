@@ -69,7 +69,14 @@ def _describe_signal(code: int) -> str:
         return f"signal {-code}"
 
 
-def run_trace(program: Program, limits: Limits | None = None, patches: list[Patch] | None = None) -> TraceResult:
+def run_check(source: str, limits: Limits | None = None) -> TraceResult:
+    """Run `source` untraced in the sandbox (e.g. an `assert`); exit "normal" means it passed."""
+    return run_trace(Program(source=source, path="<check>"), limits, trace=False)
+
+
+def run_trace(
+    program: Program, limits: Limits | None = None, patches: list[Patch] | None = None, trace: bool = True
+) -> TraceResult:
     """Trace `program` in a sandboxed child process. Never raises for anything the program does."""
     limits = limits or Limits()
     with tempfile.TemporaryDirectory(prefix="ndb-sandbox-") as workdir:
@@ -82,6 +89,7 @@ def run_trace(program: Program, limits: Limits | None = None, patches: list[Patc
             "max_stdout": limits.max_stdout,
             "time_limit": limits.wall_time,
             "patches": [p.model_dump() for p in patches or []],
+            "no_trace": not trace,
         }
         request_path = os.path.join(workdir, "request.json")
         with open(request_path, "w", encoding="utf-8") as fh:

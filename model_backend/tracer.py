@@ -276,7 +276,9 @@ def main(request_path: str, out_fd: int) -> None:
     _install_audit_hook(os.getcwd(), allowed)
 
     try:
-        if entry is not None:
+        if req.get("no_trace"):
+            exec(code, globals_)  # a check (e.g. CruxEval's assert): run, record nothing
+        elif entry is not None:
             exec(code, globals_)  # the definitions: set-up, not part of the debugged trajectory
             recorder.capture.take()
             sys.settrace(recorder.global_trace)

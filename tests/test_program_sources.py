@@ -86,6 +86,7 @@ def test_generated_programs_have_varied_features() -> None:
                  "GeneratorExp", "Slice", "AugAssign", "BoolOp", "JoinedStr", "Tuple", "Dict", "Break"]:
         assert node_types[node] > 0, node
     assert sum(1 for n in node_types if n in {"Mod", "FloorDiv", "Add", "Sub", "Mult"}) == 5
+    assert node_types["BitAnd"] + node_types["BitOr"] + node_types["BitXor"] > 0  # set operations
     for name in ["upper", "lower", "replace", "split", "join", "strip", "find", "count", "startswith",
                  "isdigit", "append", "pop", "insert", "extend", "reverse", "sort", "index", "remove",
                  "get", "items", "update", "setdefault"]:

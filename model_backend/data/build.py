@@ -11,8 +11,9 @@
 3. assigns each split's programs to shards, a fixed, seeded permutation cut into chunks of
    `shard_size // traj_per_program` programs;
 4. traces every program of every unfinished shard in the sandbox, in parallel (a process pool, results
-   taken in order), and keeps a trace when it recorded events, was not cut by the event limit and ended
-   normally or with one of the program's intended exceptions (`expect_errors`);
+   taken in order), and keeps a trace by `programs.keep_runnable`'s criteria (`usable`: a normal end or
+   one of the program's intended exceptions, 3 to 400 events, no value longer than 120 characters),
+   so each program is traced once;
 5. samples `traj_per_program` trajectories per kept program (inverse with probability
    `inverse_fraction`) with `random.Random(program_seed(seed, index))`; a trajectory whose text is
    longer than `max_chars` is sampled again with half the steps, and dropped at one step;

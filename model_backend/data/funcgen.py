@@ -440,8 +440,8 @@ class FuncBuilder:
                 c = self.cond_using(e)
             self.used.discard(e)
             if self.chance(0.5):
-                return f"len([{e} for {e} in {li.name} if {c}])"
-            return f"sum((1 for {e} in {li.name} if {c}))"
+                return f"len([{e} for {e} in {li.name} if ({c})])"
+            return f"sum((1 for {e} in {li.name} if ({c})))"
 
         def div() -> str:
             op = rng.choice(["//", "%", "%", "//"])
@@ -465,6 +465,7 @@ class FuncBuilder:
             (0.4, to_int),
             (0.6, ordc),
             (0.5, count_if),
+            (0.4, lambda: (lambda e: f"len({e})" if e else None)(self.binop(SET, rng.choice(["&", "|", "-"]), sub))),
             (self.weight_call(INT), lambda: self.helper_call(INT, d)),
             (0.4, lambda: self.ifexp(INT, d)),
         ]) or self.lit_int()
@@ -541,7 +542,7 @@ class FuncBuilder:
                 c = self.cond_using(e)
                 body = self.expr_using(STR, e, sub + 1) if self.chance(0.5) else e
             self.used.discard(e)
-            return f"''.join([{body} for {e} in {s.name} if {c}])"
+            return f"''.join([{body} for {e} in {s.name} if ({c})])"
 
         def first_char() -> str | None:
             s = self.v((STR, LSTR))
@@ -700,7 +701,7 @@ class FuncBuilder:
                                        f"{src.name}.count({e})", f"{e}.count({self.lit_str()})"])
                 else:
                     body = self.expr_using(INT, e, sub + 1)
-                cond = f" if {self.cond_using(e)}" if self.chance(0.3) else ""
+                cond = f" if ({self.cond_using(e)})" if self.chance(0.3) else ""
             self.used.discard(e)
             return f"[{body} for {e} in {src.name}{cond}]"
 
@@ -712,7 +713,7 @@ class FuncBuilder:
             with self.block([Var(e, INT, assignable=False)]):
                 c = self.cond_using(e)
             self.used.discard(e)
-            return f"[{e} for {e} in {src.name} if {c}]"
+            return f"[{e} for {e} in {src.name} if ({c})]"
 
         def slice_() -> str | None:
             li = self.v(LINT)
@@ -759,6 +760,7 @@ class FuncBuilder:
             (0.3, lambda: f"{self.v(LINT)}.copy()" if self.find(LINT) else None),
             (0.4, enum),
             (0.3, zipped),
+            (0.5, lambda: (lambda e: f"sorted({e})" if e else None)(self.binop(SET, rng.choice(["&", "|", "-", "^"]), sub))),
             (self.weight_call(LINT), lambda: self.helper_call(LINT, d)),
             (0.2, lambda: self.ifexp(LINT, d)),
         ]) or self.lit(LINT)
@@ -786,7 +788,7 @@ class FuncBuilder:
                 body = rng.choice([e, f"{e}.upper()", f"{e}[::-1]", f"{e} * 2", f"{e}.capitalize()",
                                    f"{e} + {self.lit_str()}", f"{e}[0]" if src.type == STR else f"{e}[:1]",
                                    f"{e}.strip({self.lit_str()})"])
-                cond = f" if {self.cond_using(e)}" if (body == e or self.chance(0.3)) else ""
+                cond = f" if ({self.cond_using(e)})" if (body == e or self.chance(0.3)) else ""
             self.used.discard(e)
             return f"[{body} for {e} in {src.name}{cond}]"
 
@@ -882,7 +884,7 @@ class FuncBuilder:
             (3, lambda: self.v(SET)),
             (0.4, lambda: self.lit(SET)),
             (1.5, lambda: f"set({self.v((LINT, TUP))})" if self.find((LINT, TUP)) else None),
-            (1, lambda: self.binop(SET, rng.choice(['|', '&', '-', '^']), sub)),
+            (2.5, lambda: self.binop(SET, rng.choice(['|', '&', '-', '^', '|', '&']), sub)),
             (0.6, comp),
             (0.3, lambda: f"set(range({self.lit_int(1, 5)}))"),
             (0.4, lambda: f"{{len(w) for w in {self.v(LSTR)}}}" if self.find(LSTR) and "w" not in self.used else None),
@@ -936,8 +938,11 @@ class FuncBuilder:
             return False
         if var.type == INT:
             op = self.rng.choice(["+=", "+=", "-=", "*=", "//=", "%="])
-            rhs = self.lit_int(2, 4) if op in ("//=", "%=", "*=") and self.chance(0.7) else (
-                self.lit_int(1, 3) if self.chance(0.3) else self.expr(INT, 1))
+            if op in ("//=", "%="):
+                rhs = self.lit_int(2, 4)  # never a zero divisor
+            else:
+                rhs = self.lit_int(2, 4) if op == "*=" and self.chance(0.7) else (
+                    self.lit_int(1, 3) if self.chance(0.3) else self.expr(INT, 1))
         elif var.type == STR:
             op, rhs = "+=", self.expr(STR, 1)
         else:
@@ -1010,7 +1015,7 @@ class FuncBuilder:
             elif m == "pop":
                 self.stmt(f"{n}.pop({k}, None)")
             else:
-                self.guarded(f"{k} in {n}", f"del {n}[{k}]")
+                self.guarded(f"({k}) in {n}", f"del {n}[{k}]")
         else:
             m = rng.choice(["add", "add", "discard", "update"])
             if m == "update":
@@ -1082,7 +1087,7 @@ class FuncBuilder:
             if not _mentions(e, lv.name):
                 e = lv.name if lv.type == STR else f"str({lv.name})"
             if self.chance(0.2):
-                self.stmt(f"{n} = {e} + {n}")
+                self.stmt(f"{n} = ({e}) + {n}")
             else:
                 self.stmt(f"{n} += {e}")
         elif acc.type in (LINT, LSTR):
@@ -1483,7 +1488,7 @@ class FuncBuilder:
 
 
 def _param_types(rng: random.Random, n: int) -> list[str]:
-    return rng.choices([STR, LINT, INT, LSTR, DICT, SET, TUP, BOOL], [6, 6, 4, 1.5, 2.2, 0.7, 0.8, 0.3], k=n)
+    return rng.choices([STR, LINT, INT, LSTR, DICT, SET, TUP, BOOL], [6, 6, 4, 1.5, 2.2, 1.0, 0.8, 0.3], k=n)
 
 
 def _params(fb_used: set[str], rng: random.Random, types: list[str]) -> list[Var]:
@@ -1600,6 +1605,7 @@ def _recursive(prog: ProgramBuilder, name: str, prefer: list[str] | None = None)
     if ret == INT:
         other = fb.expr_using(INT, head.name, 1) if head.type == INT else rng.choice(
             [f"ord({head.name})", f"int({head.name}.isupper())", f"len({head.name})", "1"])
+        other = f"({other})"
         combo = rng.choice([f"{other} + {rest}", f"{rest} + {other}", f"{rest} * 2 + {other}", f"max({other}, {rest})",
                             f"{other} - {rest}", f"{rest} + 1", f"{other} * {rest}" if ptype == INT else f"{other} + {rest}"])
         if rng_ < 0.3:
@@ -1617,7 +1623,7 @@ def _recursive(prog: ProgramBuilder, name: str, prefer: list[str] | None = None)
         if rng_ < 0.35:
             combo = f"[{piece}] + {rest} if {fb.cond_using(head.name)} else {rest}"
     else:
-        combo = f"{fb.cond_using(head.name)} {rng.choice(['and', 'or'])} {rest}"
+        combo = f"({fb.cond_using(head.name)}) {rng.choice(['and', 'or'])} {rest}"
     fb.stmt(f"return {combo}")
     prog.chunks.append([_def_line(name, params)] + fb.lines)
     return Sig(name, [p.type for p in params], ret, recursive=True)

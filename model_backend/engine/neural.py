@@ -9,6 +9,11 @@ after set_variable, or when the context would outgrow the model.
 A frame that still fails to parse (it cannot under the grammar, but the parser also checks meaning)
 gets one sampled retry, then the engine returns the previous state with `error` set: it never raises
 for a bad prediction.
+
+Every operation is written once, as a generator that yields the token ids to feed next and receives
+the logits after the last of them (`Feed`). The public methods drive it with one forward pass per feed
+on this session's cache; the model worker (model_backend.worker.batching) drives the generators of many
+sessions at once, one forward pass over all their next tokens.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ import math
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from collections.abc import Generator
+from typing import TypeVar
 
 import torch
 from transformers import AutoTokenizer, DynamicCache, LlamaForCausalLM, PreTrainedTokenizerBase
@@ -31,6 +39,10 @@ from model_backend.state import Action, State
 
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
 MAX_FRAME_TOKENS = 768
+
+T = TypeVar("T")
+# An operation on a session: yields token ids to feed, receives the logits after the last one, returns T.
+Feed = Generator[list[int], torch.Tensor, T]
 
 
 def _bytes_to_unicode() -> dict[int, str]:
@@ -127,24 +139,7 @@ class NeuralEngine(Engine):
 
     # ---- interface ---------------------------------------------------------------------------
     def start(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> State:
-        if at == "exit":
-            if known_exit is None:
-                raise EngineError("the neural engine needs the final state (e.g. the output) to start at the exit")
-            state, inverse = known_exit, True
-        else:
-            state, inverse = initial_state(program), False
-        self.program, self.facts = program, ProgramFacts.of(program)
-        with self.m.lock, torch.inference_mode():
-            self.cache = DynamicCache()
-            header = self.m.encode(fmt.serialize_header(program))
-            if len(header) > self.max_context - MAX_FRAME_TOKENS * 2:
-                raise EngineError(f"the program is too long for the model ({len(header)} tokens)")
-            self._feed(header)
-            self.header_len = len(header)
-            self._rebase(state, inverse)
-        self.history = [state]
-        self._state = state
-        return state
+        return self.run(self.start_steps(program, at, known_exit))
 
     @property
     def state(self) -> State:
@@ -153,43 +148,98 @@ class NeuralEngine(Engine):
         return self._state
 
     def step(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> State:
+        return self.run(self.step_steps(action, breakpoints))
+
+    def set_variable(self, name: str, value: str) -> State:
+        return self.run(self.set_variable_steps(name, value))
+
+    def resume(self, program: Program, history: list[State], inverse: bool) -> State:
+        """Start at a given state (the last of `history`), e.g. to re-open a session elsewhere."""
+        return self.run(self.resume_steps(program, history, inverse))
+
+    def sample(self, action: Action, k: int) -> list[State]:
+        """k sampled predictions of the state `action` leads to; the current state does not move."""
+        return self.run(self.sample_steps(action, k))
+
+    def run(self, op: Feed[T]) -> T:
+        """Drive an operation with one forward pass per feed on this session's own cache."""
+        with self.m.lock, torch.inference_mode():
+            try:
+                ids = next(op)
+                while True:
+                    ids = op.send(self._forward(ids))
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+
+    # ---- operations, as generators (see Feed) ----------------------------------------------------
+    def start_steps(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> Feed[State]:
+        if at == "exit":
+            if known_exit is None:
+                raise EngineError("the neural engine needs the final state (e.g. the output) to start at the exit")
+            state, inverse = known_exit, True
+        else:
+            state, inverse = initial_state(program), False
+        return self.resume_steps(program, [state], inverse)
+
+    def resume_steps(self, program: Program, history: list[State], inverse: bool) -> Feed[State]:
+        if not history:
+            raise EngineError("resume needs at least the current state")
+        state = history[-1]
+        try:
+            fmt.frame_target(state, None, inverse)
+        except ValueError as exc:
+            raise EngineError(f"the state cannot be written in the trace format: {exc}") from None
+        facts = ProgramFacts.of(program)
+        header = self.m.encode(fmt.serialize_header(program))
+        if len(header) > self.max_context - MAX_FRAME_TOKENS * 2:
+            raise EngineError(f"the program is too long for the model ({len(header)} tokens)")
+        self.program, self.facts = program, facts
+        self.cache = DynamicCache()
+        self.last_logits = None
+        self._state = None
+        yield from self._feed_steps(header)
+        self.header_len = len(header)
+        yield from self._rebase_steps(state, inverse)
+        self.history = list(history)
+        self._state = state
+        return state
+
+    def step_steps(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> Feed[State]:
         current = self.state
         if current.exit is not None:
             if action.is_inverse and len(self.history) > 1:
                 # Inverse contexts have no exit frame: go back to the last state seen before it.
                 self.history.pop()
                 self._state = self.history[-1]
-                with self.m.lock, torch.inference_mode():
-                    self._rebase(self._state, inverse=True)
+                yield from self._rebase_steps(self._state, inverse=True)
             return self.state
         if action.kind == "continue" and breakpoints and not action.is_inverse:
             action = Action(kind="breakpoint", lines=tuple(sorted(breakpoints)))
-        with self.m.lock, torch.inference_mode():
-            if action.is_inverse != self.inverse or self._context_len() > self.max_context - 2 * MAX_FRAME_TOKENS:
-                self._rebase(current, action.is_inverse)
-            mark = self._context_len()
-            self._feed(self.m.encode(fmt.serialize_action(action)))
-            after_action = self._context_len()
-            new_state = None
-            problem = ""
-            for attempt in range(2):  # greedy, then one sampled retry
-                generated = self._generate_frame(current, sample=attempt > 0)
-                parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
-                if isinstance(parsed, State) and generated is not None:
-                    new_state = parsed.model_copy(update={"confidence": generated.confidence(parsed)})
-                    break
-                problem = str(parsed) if parsed is not None else "the frame did not end"
-                self._crop(after_action)
-            if new_state is None:
-                self._crop(mark)  # as if the action had not been taken
-                failed = current.model_copy(update={"error": f"prediction failed: {problem}"})
-                self._state = failed
-                return failed
+        if action.is_inverse != self.inverse or self._context_len() > self.max_context - 2 * MAX_FRAME_TOKENS:
+            yield from self._rebase_steps(current, action.is_inverse)
+        mark = self._context_len()
+        yield from self._feed_steps(self.m.encode(fmt.serialize_action(action)))
+        after_action = self._context_len()
+        new_state = None
+        problem = ""
+        for attempt in range(2):  # greedy, then one sampled retry
+            generated = yield from self._generate_frame_steps(current, sample=attempt > 0)
+            parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
+            if isinstance(parsed, State) and generated is not None:
+                new_state = parsed.model_copy(update={"confidence": generated.confidence(parsed)})
+                break
+            problem = str(parsed) if parsed is not None else "the frame did not end"
+            self._crop(after_action)
+        if new_state is None:
+            self._crop(mark)  # as if the action had not been taken
+            failed = current.model_copy(update={"error": f"prediction failed: {problem}"})
+            self._state = failed
+            return failed
         self.history.append(new_state)
         self._state = new_state
         return new_state
 
-    def set_variable(self, name: str, value: str) -> State:
+    def set_variable_steps(self, name: str, value: str) -> Feed[State]:
         current = self.state
         if current.event not in ("call", "line", "inv_line_call"):
             raise EngineError("variables can be set only when paused at a call or a line")
@@ -200,11 +250,39 @@ class NeuralEngine(Engine):
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             raise EngineError(f"neural mode runs no code: {value!r} must be a Python literal") from None
         updated = current.model_copy(update={"locals": {**current.locals, name: text}, "confidence": None})
-        with self.m.lock, torch.inference_mode():
-            self._rebase(updated, self.inverse)
+        yield from self._rebase_steps(updated, self.inverse)
         self.history[-1] = updated
         self._state = updated
         return updated
+
+    def sample_steps(self, action: Action, k: int) -> Feed[list[State]]:
+        """k predictions with sampling (inverse actions are the ones with several plausible answers).
+
+        The current state does not move; the context is re-encoded first when the action's direction
+        differs from the cache's, as a step would. A sample that fails to parse comes back as the current
+        state with `error` set."""
+        current = self.state
+        if current.exit is not None:
+            raise EngineError("sampling needs a paused program, not the exit state")
+        if action.kind == "breakpoint" and not action.lines:
+            raise EngineError("a breakpoint action needs lines")
+        if action.is_inverse != self.inverse or self._context_len() > self.max_context - 2 * MAX_FRAME_TOKENS:
+            yield from self._rebase_steps(current, action.is_inverse)
+        mark = self._context_len()
+        yield from self._feed_steps(self.m.encode(fmt.serialize_action(action)))
+        after_action = self._context_len()
+        samples: list[State] = []
+        for _ in range(k):
+            generated = yield from self._generate_frame_steps(current, sample=True)
+            parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
+            if isinstance(parsed, State) and generated is not None:
+                samples.append(parsed.model_copy(update={"confidence": generated.confidence(parsed)}))
+            else:
+                problem = str(parsed) if parsed is not None else "the frame did not end"
+                samples.append(current.model_copy(update={"error": f"prediction failed: {problem}"}))
+            self._crop(after_action)
+        self._crop(mark)
+        return samples
 
     # ---- the KV cache --------------------------------------------------------------------------
     def _context_len(self) -> int:
@@ -217,27 +295,50 @@ class NeuralEngine(Engine):
             self.cache.crop(-surplus)  # transformers 5 crops by a negative count of tokens to drop
         self.last_logits = None
 
-    def _feed(self, ids: list[int]) -> None:
-        if not ids:
-            return
+    def _forward(self, ids: list[int]) -> torch.Tensor:
+        """One forward pass of `ids` on this session's cache: the logits after the last of them."""
         assert self.cache is not None
         input_ids = torch.tensor([ids], device=self.m.device)
         out = self.m.model(input_ids=input_ids, past_key_values=self.cache, use_cache=True)
-        self.last_logits = out.logits[0, -1].float()
+        return out.logits[0, -1].float()
 
-    def _rebase(self, state: State, inverse: bool) -> None:
+    def _feed_steps(self, ids: list[int]) -> Feed[None]:
+        if ids:
+            self.last_logits = yield ids
+
+    def _feed(self, ids: list[int]) -> None:
+        """Feed `ids` now (the caller holds the model lock and inference mode)."""
+        if ids:
+            self.last_logits = self._forward(ids)
+
+    def _rebase_steps(self, state: State, inverse: bool) -> Feed[None]:
         """Cut the context back to the program and start a new trajectory at `state`."""
         self._crop(self.header_len)
         self.inverse = inverse
-        self._feed(self.m.encode(fmt.frame_target(state, None, inverse)))
+        yield from self._feed_steps(self.m.encode(fmt.frame_target(state, None, inverse)))
+
+    def _rebase(self, state: State, inverse: bool) -> None:
+        self._drive(self._rebase_steps(state, inverse))
+
+    def _drive(self, op: Feed[T]) -> T:
+        """Drive an operation without taking the lock (the caller holds it)."""
+        try:
+            ids = next(op)
+            while True:
+                ids = op.send(self._forward(ids))
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
 
     # ---- constrained generation ----------------------------------------------------------------
     def _generate_frame(self, prev: State, sample: bool) -> Generated | None:
+        return self._drive(self._generate_frame_steps(prev, sample))
+
+    def _generate_frame_steps(self, prev: State, sample: bool) -> Feed[Generated | None]:
         assert self.facts is not None
         constraint = FrameConstraint(self.facts, prev, self.inverse)
         special = self.m.special_ids
         by_id = {i: t for t, i in special.items()}
-        self._feed([special[fmt.FRAME]])
+        yield from self._feed_steps([special[fmt.FRAME]])
         text = [fmt.FRAME]
         scores: dict[str, float] = {}
         for _ in range(MAX_FRAME_TOKENS):
@@ -245,7 +346,7 @@ class NeuralEngine(Engine):
                 return Generated("".join(text), scores)
             forced = constraint.forced_text()
             if forced is not None:
-                self._feed(self.m.encode(forced))
+                yield from self._feed_steps(self.m.encode(forced))
                 constraint.push_forced()
                 text.append(forced)
                 continue
@@ -262,7 +363,7 @@ class NeuralEngine(Engine):
                 text.append(data.decode("utf-8", "replace"))
             if key is not None:
                 scores[key] = scores.get(key, 0.0) + logprob
-            self._feed([token_id])
+            yield from self._feed_steps([token_id])
         return None
 
     def _choose(

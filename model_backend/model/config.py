@@ -44,16 +44,19 @@ class ModelShape:
         return self.non_embedding_params() + vocab_size * self.hidden_size
 
 
+# Parameter counts: non-embedding, then the total with the 2048-token vocabulary (fp32 export size).
 SHAPES: dict[str, ModelShape] = {
-    # Tests only: ~100k parameters besides the embedding.
+    # Tests only: 99k non-embedding; 230k in all (0.9 MB).
     "tiny": ModelShape(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=172),
-    # The CPU-trained default: ~2.1M non-embedding parameters (+ vocab x 192).
+    # 0.79M non-embedding; 1.05M in all (4.2 MB): compute-optimal for ~50 CPU minutes on a busy machine.
+    "micro": ModelShape(hidden_size=128, num_hidden_layers=4, num_attention_heads=2, intermediate_size=344),
+    # 1.77M non-embedding; 2.16M in all (8.7 MB).
     "mini": ModelShape(hidden_size=192, num_hidden_layers=4, num_attention_heads=3, intermediate_size=512),
-    # ~3.2M non-embedding parameters (+ vocab x 256).
+    # 3.16M non-embedding; 3.69M in all (14.8 MB, one file).
     "small": ModelShape(hidden_size=256, num_hidden_layers=4, num_attention_heads=4, intermediate_size=688),
-    # ~4.7M non-embedding parameters (+ vocab x 256).
+    # 4.75M non-embedding; 5.27M in all (21 MB: two files).
     "small6": ModelShape(hidden_size=256, num_hidden_layers=6, num_attention_heads=4, intermediate_size=688),
-    # ~21M non-embedding parameters: for a GPU run (export in bf16 or sharded; still vLLM-compatible).
+    # 25.3M non-embedding; 26.4M in all: a GPU run (105 MB in 15 MB files, or half in bf16).
     "base": ModelShape(hidden_size=512, num_hidden_layers=8, num_attention_heads=8, intermediate_size=1376),
 }
 

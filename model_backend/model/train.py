@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import os
 import platform
@@ -58,7 +59,7 @@ class TrainConfig:
     model_name: str = "small"
     max_steps: int | None = None  # optimizer steps; None: until the time budget is used
     time_budget_minutes: float | None = None  # wall clock of the whole run, resumes included
-    batch_tokens: int | None = 16384  # padded tokens per micro-batch per process (when batch_size is None)
+    batch_tokens: int | None = 8192  # padded tokens per micro-batch per process (when batch_size is None)
     batch_size: int | None = None  # examples per micro-batch per process (overrides batch_tokens)
     grad_accum: int = 1
     lr: float = 2e-3
@@ -74,7 +75,7 @@ class TrainConfig:
     seed: int = 0
     save_every: int = 250
     eval_every: int = 250
-    eval_examples: int = 256  # held-out examples scored at each evaluation
+    eval_examples: int = 128  # held-out examples scored at each evaluation
     log_every: int = 10
     resume: bool = True
     threads: int | None = None  # torch CPU threads; None: all cores
@@ -536,7 +537,7 @@ class _Trainer:
         cfg = self.cfg
         t0 = time.monotonic()
         use_gpu = torch.cuda.is_available()
-        acc = Accelerator(mixed_precision="bf16" if use_gpu else "no", cpu=not use_gpu)
+        acc = Accelerator(mixed_precision="bf16" if use_gpu and torch.cuda.is_bf16_supported() else "no", cpu=not use_gpu)
         self.acc = acc
         threads = cfg.threads or os.cpu_count() or 1
         if acc.device.type == "cpu":
@@ -583,7 +584,7 @@ class _Trainer:
                      "train_examples": len(train_data), "eval_examples": sum(len(b) for b in eval_batches)},
             "records": [],
         }
-        step, tokens, trained_tokens, prior_elapsed, train_time = 0, 0, 0, 0.0, 0.0
+        step, tokens, trained_tokens, prior_elapsed, train_time, cpu_time = 0, 0, 0, 0.0, 0.0, 0.0
         if cfg.resume and (last / STATE_FILE).exists():
             state = json.loads((last / STATE_FILE).read_text())
             if state["model_name"] != cfg.model_name or state["vocab_size"] != config.vocab_size:
@@ -593,6 +594,7 @@ class _Trainer:
             stream.load_state_dict(state["stream"])
             step, tokens, trained_tokens = state["step"], state["tokens"], state["trained_tokens"]
             prior_elapsed, train_time = state["elapsed_s"], state["train_time_s"]
+            cpu_time = state.get("cpu_time_s", 0.0)
             log["records"] = state["records"]
             log["resumed"] = [*state.get("resumed", []), step]
         elapsed = lambda: prior_elapsed + time.monotonic() - t0  # noqa: E731
@@ -603,12 +605,18 @@ class _Trainer:
             if acc.is_main_process:
                 shutil.rmtree(tmp, ignore_errors=True)
             acc.wait_for_everyone()
-            acc.save_state(str(tmp))
+            quiet = logging.getLogger("accelerate.utils.other")  # "Removed shared tensor lm_head": tied, expected
+            level = quiet.level
+            quiet.setLevel(logging.ERROR)
+            try:
+                acc.save_state(str(tmp))
+            finally:
+                quiet.setLevel(level)
             acc.wait_for_everyone()
             if acc.is_main_process:
                 _write_json(tmp / STATE_FILE, {
                     "step": step, "tokens": tokens, "trained_tokens": trained_tokens, "elapsed_s": elapsed(),
-                    "train_time_s": train_time, "stream": stream.state_dict(), "model_name": cfg.model_name,
+                    "train_time_s": train_time, "cpu_time_s": cpu_time, "stream": stream.state_dict(), "model_name": cfg.model_name,
                     "vocab_size": config.vocab_size, "records": log["records"], "resumed": log.get("resumed", []),
                 })
                 old = out / (LAST + ".old")
@@ -619,15 +627,14 @@ class _Trainer:
                 shutil.rmtree(old, ignore_errors=True)
             acc.wait_for_everyone()
 
-        def out_of_time() -> bool:
-            if budget_s is None:
-                return False
-            flag = torch.tensor([1.0 if elapsed() >= budget_s else 0.0], device=acc.device)
+        def shared_elapsed() -> float:
+            """Elapsed seconds as process 0 sees them: every process takes the same LR and stop decision."""
+            now = elapsed()
             if acc.num_processes > 1:
                 from accelerate.utils import broadcast
 
-                flag = broadcast(flag, from_process=0)
-            return bool(flag.item() > 0)
+                now = float(broadcast(torch.tensor([now], dtype=torch.float64, device=acc.device), from_process=0)[0])
+            return now
 
         from tqdm.auto import tqdm
 
@@ -639,11 +646,12 @@ class _Trainer:
         last_saved = step
         try:
             while cfg.max_steps is None or step < cfg.max_steps:
-                if out_of_time():
+                now = shared_elapsed()
+                if budget_s is not None and now >= budget_s:
                     stop_reason = "time_budget"
                     break
-                t_step = time.monotonic()
-                lr = schedule.lr_at(step, elapsed())
+                t_step, c_step = time.monotonic(), time.process_time()
+                lr = schedule.lr_at(step, now)
                 for group in optimizer.param_groups:
                     group["lr"] = lr
                 schedule.last_lr = lr
@@ -664,12 +672,13 @@ class _Trainer:
                         loss_sum, _ = loss_model(**b)
                         acc.backward(loss_sum * acc.num_processes / n_trained)
                     step_loss += float(loss_sum.detach())
-                acc.clip_grad_norm_(loss_model.parameters(), cfg.grad_clip)
+                grad_norm = acc.clip_grad_norm_(loss_model.parameters(), cfg.grad_clip)
                 optimizer.step()
                 optimizer.zero_grad(set_to_none=True)
                 step += 1
                 dt = time.monotonic() - t_step
                 train_time += dt
+                cpu_time += time.process_time() - c_step
                 loss_tot = torch.tensor([step_loss], device=acc.device)
                 if acc.num_processes > 1:
                     loss_tot = acc.reduce(loss_tot, reduction="sum")
@@ -680,7 +689,8 @@ class _Trainer:
                 window["trained"] += step_trained
                 window["tokens"] += step_tokens
                 window["time"] += dt
-                record: dict[str, Any] = {"step": step, "lr": lr, "step_loss": float(loss_tot[0]) / max(1, step_trained)}
+                record: dict[str, Any] = {"step": step, "lr": lr, "step_loss": float(loss_tot[0]) / max(1, step_trained),
+                                          "grad_norm": float(grad_norm) if grad_norm is not None else None}
                 do_eval = bool(eval_batches) and (step % cfg.eval_every == 0)
                 if step % cfg.log_every == 0 or do_eval or step == cfg.max_steps:
                     record.update(self._window_record(window, step, lr, tokens, trained_tokens, elapsed()))
@@ -706,8 +716,14 @@ class _Trainer:
         bar.close()
 
         if window["time"] > 0:  # steps since the last logged record
-            log["records"].append(self._window_record(window, step, schedule.last_lr, tokens, trained_tokens, elapsed()) | {"step": step})
-        final_held = evaluate(loss_model, held, eval_batches, pad_id, acc) if eval_batches else None  # type: ignore[arg-type]
+            log["records"].append(self._window_record(window, step, schedule.last_lr, tokens, trained_tokens, elapsed()))
+        final_held = None
+        if eval_batches:
+            recs = log["records"]
+            if recs and recs[-1]["step"] == step and recs[-1].get("heldout_loss") is not None:
+                final_held = recs[-1]["heldout_loss"]  # just evaluated at this step
+            else:
+                final_held = evaluate(loss_model, held, eval_batches, pad_id, acc)  # type: ignore[arg-type]
         if final_held is not None and log["records"]:
             if log["records"][-1]["step"] == step:
                 log["records"][-1]["heldout_loss"] = final_held
@@ -720,6 +736,9 @@ class _Trainer:
             "train_time_s": round(train_time, 2), "elapsed_s": round(elapsed(), 2),
             "tokens_per_s": tokens / train_time if train_time else None,
             "trained_tokens_per_s": trained_tokens / train_time if train_time else None,
+            # CPU seconds this process used in training steps (all its threads): throughput per CPU-second
+            # is far less sensitive than wall-clock tokens/s to other jobs sharing the cores
+            "cpu_time_s": round(cpu_time, 2), "tokens_per_cpu_s": tokens / cpu_time if cpu_time else None,
             "final_train_loss": next((r["loss"] for r in reversed(log["records"]) if r.get("loss") is not None), None),
             "final_heldout_loss": final_held, "epochs": stream.epoch + stream.pos / max(1, len(stream._batches)),
         }

@@ -1,0 +1,67 @@
+"""`ndb eval next-state` and `ndb eval cruxeval`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+ModelOpt = Annotated[str | None, typer.Option("--model", help="Checkpoint directory (default: the shipped model).")]
+JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the full results as JSON here.")]
+LimitOpt = Annotated[int | None, typer.Option("--limit", help="Evaluate only the first N items.")]
+
+
+def register(app: typer.Typer) -> None:
+    eval_app = typer.Typer(help="Evaluate a model: next-state accuracy, CruxEval.", no_args_is_help=True)
+    app.add_typer(eval_app, name="eval")
+
+    @eval_app.command("next-state")
+    def next_state(
+        model: ModelOpt = None,
+        data: Annotated[str, typer.Option("--data", help="Dataset directory (built by `ndb data build`).")] = "data_out/v1",
+        split: Annotated[str, typer.Option("--split", help="heldout or train")] = "heldout",
+        limit: LimitOpt = None,
+        json_out: JsonOpt = None,
+        plots: Annotated[Path | None, typer.Option("--plots", help="Directory for PNG plots.")] = None,
+    ) -> None:
+        """Exact next-state match per action, per component and against the horizon (teacher forcing)."""
+        from model_backend.engine import EngineError
+        from model_backend.eval.next_state import evaluate, format_table, plot
+
+        try:
+            result = evaluate(model, data, split, limit)
+        except (EngineError, FileNotFoundError) as exc:
+            typer.echo(f"ndb: error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        typer.echo(format_table(result))
+        if plots:
+            for path in plot(result, str(plots)):
+                typer.echo(f"plot: {path}")
+        if json_out:
+            json_out.write_text(json.dumps(result, indent=2) + "\n")
+
+    @eval_app.command("cruxeval")
+    def cruxeval(
+        data: Annotated[str, typer.Option("--data", help="CruxEval JSONL (code, input, output, id).")],
+        task: Annotated[str, typer.Option("--task", help="output or input")] = "output",
+        via: Annotated[str, typer.Option("--via", help="steps, step_return or breakpoint (output task)")] = "step_return",
+        engine: Annotated[str, typer.Option("--engine", help="neural or oracle")] = "neural",
+        model: ModelOpt = None,
+        limit: LimitOpt = None,
+        json_out: JsonOpt = None,
+    ) -> None:
+        """pass@1 with CruxEval's scoring; the last line is `pass@1: X.X% (N/M)`."""
+        from model_backend.engine import EngineError
+        from model_backend.eval.cruxeval import evaluate
+
+        try:
+            result = evaluate(data, task, via, engine, model, limit)
+        except (EngineError, ValueError, OSError) as exc:
+            typer.echo(f"ndb: error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        if json_out:
+            json_out.write_text(json.dumps(result, indent=2) + "\n")
+        typer.echo(f"task {result['task']} via {result['via']}, engine {engine}, {result['seconds']:.0f}s")
+        typer.echo(f"pass@1: {100 * result['pass_at_1']:.1f}% ({result['passed']}/{result['n']})")

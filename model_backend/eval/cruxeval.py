@@ -1,0 +1,132 @@
+"""CruxEval pass@1 through the debugger (evaluation only: never train or tune on these problems).
+
+Output prediction: start at the call of `f(<input>)` and reach its return state by
+  --via steps        repeated step_into until f returns,
+  --via step_return  one step_return,
+  --via breakpoint   one breakpoint on f's return lines, then step_over onto the return event
+                     (more than one when the return statement spans several lines);
+the predicted return value (its repr) passes when `assert <output> == <prediction>` holds, executed
+after the code in the sandbox (a prediction that calls f fails).
+Input prediction: start at f's return state holding the known output, take inv_step_call, and
+read the arguments from the predicted call state; it passes when `assert <output> == f(<args>)`.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from model_backend.engine import Engine, EngineError, create_engine
+from model_backend.program import Program
+from model_backend.sandbox import Limits, run_check
+from model_backend.state import Action, StackFrame, State
+
+CHECK_LIMITS = Limits(wall_time=5.0, cpu_time=5)
+MAX_STEPS = 2000  # step_into actions for --via steps
+MAX_OVER = 20  # step_over actions from the breakpoint to the return event
+
+
+def load_problems(path: str, limit: int | None = None) -> list[dict[str, str]]:
+    with open(path, encoding="utf-8") as fh:
+        problems = [json.loads(line) for line in fh if line.strip()]
+    return problems[:limit] if limit else problems
+
+
+def return_lines(code: str) -> list[int]:
+    """Lines of the `return` statements of the top-level `f` (not of functions nested in it)."""
+    func = next(n for n in ast.parse(code).body if isinstance(n, ast.FunctionDef) and n.name == "f")
+    lines, todo = set(), list(func.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return):
+            lines.add(node.lineno)
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            todo.extend(ast.iter_child_nodes(node))
+    return sorted(lines) or [func.body[-1].lineno]
+
+
+def _calls_f(prediction: str) -> bool:
+    try:
+        tree = ast.parse(prediction, mode="eval")
+    except SyntaxError:
+        return False
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "f" for n in ast.walk(tree))
+
+
+def predict_output(engine: Engine, problem: dict[str, str], via: str) -> str | None:
+    program = Program(source=problem["code"], path="<cruxeval>", entry=f"f({problem['input']})")
+    state = engine.start(program)
+    if via == "step_return":
+        state = engine.step(Action(kind="step_return"))
+    elif via == "breakpoint":
+        state = engine.step(Action(kind="breakpoint", lines=tuple(return_lines(problem["code"]))))
+        for _ in range(MAX_OVER):  # a return statement may span several lines
+            if state.event != "line" or state.depth != 0 or state.error:
+                break
+            state = engine.step(Action(kind="step_over"))
+    else:  # steps
+        for _ in range(MAX_STEPS):
+            if state.exit is not None or state.error or (state.event == "return" and state.depth == 0):
+                break
+            state = engine.step(Action(kind="step_into"))
+    if state.event == "return" and state.depth == 0 and not state.error:
+        return state.value
+    return None
+
+
+def predict_input(engine: Engine, problem: dict[str, str]) -> str | None:
+    program = Program(source=problem["code"], path="<cruxeval>", entry=f"f({problem['input']})")
+    line = return_lines(problem["code"])[-1]
+    known = State(
+        event="return", line=line, function="f", source=program.lines[line - 1], value=problem["output"],
+        stack=[StackFrame(function="f", line=line)], depth=0,
+    )
+    engine.start(program, at="exit", known_exit=known)
+    state = engine.step(Action(kind="inv_step_call"))
+    if state.event != "call" or state.error or state.function != "f":
+        return None
+    return ", ".join(state.locals.values())  # parameters in order, as the call state lists them
+
+
+def score(problem: dict[str, str], task: str, prediction: str | None) -> bool:
+    if prediction is None:
+        return False
+    if task == "output":
+        if _calls_f(prediction):
+            return False
+        check = f"{problem['code']}\nassert {problem['output']} == {prediction}\n"
+    else:
+        check = f"{problem['code']}\nassert {problem['output']} == f({prediction})\n"
+    return run_check(check, CHECK_LIMITS).exit == "normal"
+
+
+def evaluate(
+    data: str, task: str = "output", via: str = "step_return", engine_name: str = "neural",
+    model: str | None = None, limit: int | None = None, progress: bool = True,
+) -> dict[str, Any]:
+    if task not in ("output", "input") or via not in ("steps", "step_return", "breakpoint"):
+        raise ValueError("task is output|input and via is steps|step_return|breakpoint")
+    problems = load_problems(data, limit)
+    engine = create_engine(engine_name, model=model)
+    results, passed, started = [], 0, time.perf_counter()
+    for problem in tqdm(problems, desc=f"cruxeval {task}", disable=not progress):
+        try:
+            prediction = predict_output(engine, problem, via) if task == "output" else predict_input(engine, problem)
+        except EngineError as exc:
+            prediction, error = None, str(exc)
+        else:
+            error = None
+        ok = score(problem, task, prediction)
+        passed += ok
+        results.append({"id": problem["id"], "prediction": prediction, "pass": ok, "error": error})
+    engine.close()
+    return {
+        "data": str(Path(data)), "task": task, "via": via if task == "output" else "inv_step_call",
+        "engine": engine_name, "model": model, "n": len(problems), "passed": passed,
+        "pass_at_1": passed / max(1, len(problems)), "seconds": time.perf_counter() - started, "results": results,
+    }
