@@ -31,6 +31,7 @@ demo: install
 
 bench: install
 	$(BIN)/ndb bench tracer
+	$(BIN)/ndb bench dap examples/loop.py --steps 300
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

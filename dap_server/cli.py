@@ -27,6 +27,19 @@ backend_cli.register_bench(bench_app)
 app.add_typer(bench_app, name="bench")
 
 
+@bench_app.command("dap")
+def bench_dap(
+    program: Annotated[str, typer.Argument(help="Program to step through.")] = "examples/loop.py",
+    steps: Annotated[int, typer.Option(help="`next` requests to time.")] = 300,
+) -> None:
+    """The adapter's own overhead per step (oracle engine), beside debugpy's on the same program."""
+    import json
+
+    from dap_server.bench import run_bench
+
+    typer.echo(json.dumps(run_bench(program, steps), indent=2))
+
+
 @app.command()
 def dap(
     port: Annotated[int | None, typer.Option("--port", help="Serve DAP over TCP on this port instead of stdio.")] = None,

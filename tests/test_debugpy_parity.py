@@ -146,9 +146,9 @@ def exception_filters(program: Path) -> list[str]:
 class Side:
     """One adapter session driven in lockstep with the other: send a command, then collect its stop."""
 
-    def __init__(self, name: str, argv: list[str], program: Path, launch: dict[str, Any]) -> None:
+    def __init__(self, name: str, client: DapClient, program: Path, launch: dict[str, Any]) -> None:
         self.name = name
-        self.client = DapClient.stdio(argv)
+        self.client = client
         self.session = Session(self.client)
         self.program = str(program)
         self.launch_args = launch
@@ -210,30 +210,48 @@ class Side:
 
 
 def debugpy_side(program: Path) -> Side:
-    return Side("debugpy", [sys.executable, "-m", "debugpy.adapter"], program,
+    return Side("debugpy", DapClient.stdio([sys.executable, "-m", "debugpy.adapter"]), program,
                 {"type": "python", "request": "launch", "name": "parity", "program": str(program),
                  "justMyCode": True, "console": "internalConsole", "stopOnEntry": False,
                  "cwd": str(program.parent)})
 
 
-def ndb_side(program: Path) -> Side:
-    return Side("ndb", [sys.executable, "-m", "dap_server", "dap"], program,
-                {"program": str(program), "engine": "oracle", "stepping": "debugpy", "stopOnEntry": False})
+def ndb_side(program: Path, tcp_port: int | None = None) -> Side:
+    launch = {"program": str(program), "engine": "oracle", "stepping": "debugpy", "stopOnEntry": False}
+    if tcp_port is None:
+        return Side("ndb", DapClient.stdio([sys.executable, "-m", "dap_server", "dap"]), program, launch)
+    return Side("ndb (tcp)", DapClient.tcp(tcp_port), program, launch)
 
 
-def returned_to_caller(previous: StopView, theirs: StopView, ours: StopView) -> bool:
-    """The known difference: debugpy stopped in a caller while it is still on its call line.
+def mid_line_in_caller(previous: StopView, theirs: StopView) -> int:
+    """How many frames debugpy's stop left while stopping in a caller still on its call line (0: no).
 
-    debugpy's frames are exactly the callers of the previous stop (same lines); the adapter, which stops
-    only at line events of its trace, went on to a later line of the same caller or of a frame further up.
+    pydevd stops "in the back frame" at a return event when stepping in (stepIn at a function's last
+    line, or at a yield; stepOut always), and when a `next` that returned into a caller goes on into
+    that caller's own return. Then debugpy's frames are exactly the callers of the previous stop, lines
+    unchanged. A `next` that returns only one frame stops at the caller's next line event (which, in a
+    loop on one line such as a comprehension, is the same line): that is an ordinary stop.
     """
-    if theirs.command == "continue" or theirs.reason != ours.reason or theirs.reason != "step":
+    if theirs.command == "continue" or theirs.reason != "step":
+        return 0
+    deb, prev = theirs.frames, previous.frames
+    k = len(prev) - len(deb)
+    if not deb or k < 1 or deb != prev[k:]:
+        return 0
+    if theirs.command == "next" and k < 2:
+        return 0
+    return k
+
+
+def later_in_same_stack(theirs: StopView, ours: StopView) -> bool:
+    """ndb's stop is in a frame of debugpy's stack (or called from its top frame): a later point."""
+    deb, mine = theirs.frames, ours.frames
+    if not mine:
         return False
-    deb, prev, mine = theirs.frames, previous.frames, ours.frames
-    if not deb or len(deb) >= len(prev) or deb != prev[len(prev) - len(deb):]:
+    below = mine[1:]
+    if len(below) > len(deb) or (below and deb[len(deb) - len(below):] != below):
         return False
-    m = len(mine)
-    return 1 <= m <= len(deb) and mine[1:] == deb[len(deb) - m + 1:] and mine[0][0] == deb[len(deb) - m][0]
+    return len(below) == len(deb) or mine[0][0] == deb[len(deb) - len(mine)][0]
 
 
 @dataclass
@@ -241,55 +259,75 @@ class Transcript:
     script: list[str]
     debugpy: list[str]
     ndb: list[str]
-    known: int = 0  # stops that showed the known difference
+    known: int = 0  # stops that showed the known difference (debugpy in a caller, mid-line)
+    ended_early: str = ""  # why the comparison stopped before the program ended
 
 
-def run_script(program: Path, pattern: tuple[str, ...] = PATTERN, tcp_port: int | None = None) -> Transcript:
-    """Run the script on both adapters in lockstep; with `tcp_port`, ndb is reached over TCP."""
-    breakpoints = header_breakpoints(program)
+def where(stop: StopView | None) -> str:
+    if stop is None:
+        return "the end of the program"
+    top = f"{stop.frames[0][0]}:{stop.frames[0][1]}" if stop.frames else "?"
+    return f"{stop.reason} at {top}"
+
+
+def run_script(program: Path, pattern: tuple[str, ...] = PATTERN, tcp_port: int | None = None,
+               breakpoints: tuple[int, ...] | None = None) -> Transcript:
+    """Run the script on both adapters in lockstep; with `tcp_port`, ndb is reached over TCP.
+
+    The script is the pattern, then `continue` until the end; at a stop where debugpy is in a caller
+    still on its call line (the known difference) the next command is `continue` on both sides, which
+    brings both to the same breakpoint or to the end, unless ndb already stopped at that breakpoint
+    (then nothing the two can be sent reconverges, and the comparison ends there).
+    """
+    breakpoints = header_breakpoints(program) if breakpoints is None else breakpoints
     filters = exception_filters(program)
     theirs_side = debugpy_side(program)
-    if tcp_port is None:
-        ours_side = ndb_side(program)
-    else:
-        ours_side = ndb_side(program)
-        ours_side.client.close()
-        ours_side.client = DapClient.tcp(tcp_port)
-        ours_side.session = Session(ours_side.client)
+    ours_side = ndb_side(program, tcp_port)
     transcript = Transcript([], [], [])
     try:
-        with ThreadPoolExecutor(max_workers=2) as pool:
+        with ThreadPoolExecutor(max_workers=1) as pool:
             first = pool.submit(theirs_side.launch, breakpoints, filters)
             ours = ours_side.launch(breakpoints, filters)
             theirs = first.result()
         commands = iter(pattern)
-        forced = False
         previous: StopView | None = None
         while True:
-            if theirs is not None and ours is not None and previous is not None \
-                    and theirs.render() != ours.render() and returned_to_caller(previous, theirs, ours):
-                text = (f"after {theirs.command}: {theirs.reason} in a caller [known difference, not compared: "
-                        f"debugpy on the call line {theirs.frames[0][0]}:{theirs.frames[0][1]}, "
-                        f"ndb at {ours.frames[0][0]}:{ours.frames[0][1]}]")
-                transcript.debugpy.append(text)
-                transcript.ndb.append(text)
+            forced = False
+            k = mid_line_in_caller(previous, theirs) if previous and theirs else 0
+            if k and (ours is None or ours.render() != theirs.render()):  # type: ignore[union-attr]
+                assert theirs is not None
+                text = (f"after {theirs.command}: step, debugpy in a caller still on its call line "
+                        f"{theirs.frames[0][0]}:{theirs.frames[0][1]} ({k} frame(s) up; known difference, "
+                        f"not compared), ndb: {where(ours)}")
                 transcript.known += 1
-                forced = True
+                if ours is not None and ours.reason == "step" and later_in_same_stack(theirs, ours):
+                    transcript.debugpy.append(text)
+                    transcript.ndb.append(text)
+                    forced = True
+                elif ours is None or ours.reason in ("breakpoint", "exception"):
+                    transcript.debugpy.append(text)
+                    transcript.ndb.append(text)
+                    transcript.ended_early = ("ndb went on to the next stop debugpy reaches only with one "
+                                              "more command")
+                    break
+                else:
+                    transcript.debugpy.append(theirs.render())
+                    transcript.ndb.append(ours.render())
             else:
                 transcript.debugpy.append("exited" if theirs is None else theirs.render())
                 transcript.ndb.append("exited" if ours is None else ours.render())
-            if theirs is None or ours is None or len(transcript.script) >= MAX_STOPS:
+                forced = bool(k)  # equal by rendering, but debugpy is mid-line: re-align with continue
+            if theirs is None or ours is None:
+                break
+            if len(transcript.script) >= MAX_STOPS:
+                transcript.ended_early = f"cut after {MAX_STOPS} commands"
                 break
             command = "continue" if forced else next(commands, "continue")
-            forced = False
             transcript.script.append(command)
             previous = theirs
             seqs = theirs_side.send(command), ours_side.send(command)
             theirs = theirs_side.collect(command, seqs[0])
             ours = ours_side.collect(command, seqs[1])
-        if len(transcript.script) >= MAX_STOPS and (theirs is not None or ours is not None):
-            transcript.debugpy.append(f"(cut after {MAX_STOPS} commands)")
-            transcript.ndb.append(f"(cut after {MAX_STOPS} commands)")
     finally:
         theirs_side.close()
         ours_side.close()
@@ -341,7 +379,7 @@ if __name__ == "__main__":
         t0 = time.monotonic()
         t = run_script(path)
         print(f"== {program_id(path)} bps {list(header_breakpoints(path))} ({time.monotonic() - t0:.1f}s, "
-              f"{t.known} known) script: {' '.join(t.script)}")
+              f"{t.known} known) script: {' '.join(t.script)}" + (f" [ENDED: {t.ended_early}]" if t.ended_early else ""))
         a, b = t.debugpy, t.ndb
         for x, y in zip(a + [""] * (len(b) - len(a)), b + [""] * (len(a) - len(b))):
             print(("   " if x == y else "XX ") + x + ("" if x == y else "\n   " + y))
