@@ -262,6 +262,9 @@ class DebugCore:
         bps = frozenset() if reverse else self.breakpoints.active_lines()
         state = self.engine.step(Action(kind=kind), breakpoints=bps)
         self._state = state
+        drain = getattr(self.engine, "drain_notices", None)  # e.g. the model worker client's reconnections
+        if drain is not None:
+            outputs.extend(Output("console", f"{note}\n") for note in drain())
         if state.stdout and not reverse:
             outputs.append(Output("stdout", state.stdout))
         if state.error:

@@ -48,9 +48,17 @@ class LaunchArguments(BaseModel):
     engine: Literal["neural", "oracle"] = "neural"
     model: str | None = None
     worker: str | None = None
+    token: str | None = None  # the model worker's token (sent at connect, never shown)
     cwd: str | None = None
     noDebug: bool = False
     stepping: Literal["pdb", "debugpy"] = "pdb"
+
+
+def _worker_url(args: LaunchArguments) -> str | None:
+    """`worker` with the launch attribute `token` folded in as the URL's password (the client sends it)."""
+    from model_backend.worker.protocol import with_token
+
+    return with_token(args.worker, args.token)
 
 
 class RequestFailed(Exception):
@@ -241,7 +249,7 @@ class DAPSession:
         except ValidationError as exc:
             raise RequestFailed(f"invalid launch configuration: {describe_validation_error(exc, '')}") from None
         self.core.stepping = args.stepping
-        stop = self.core.launch(args.program, args.entry, args.engine, args.model, args.worker, args.cwd)
+        stop = self.core.launch(args.program, args.entry, args.engine, args.model, _worker_url(args), args.cwd)
         self.launch_args = args
         self.launched = True
         self._entry_stop = stop
@@ -300,7 +308,7 @@ class DAPSession:
             except ValidationError as exc:
                 raise RequestFailed(f"invalid launch configuration: {describe_validation_error(exc, '')}") from None
             self.core.stepping = args.stepping
-            stop = self.core.launch(args.program, args.entry, args.engine, args.model, args.worker, args.cwd)
+            stop = self.core.launch(args.program, args.entry, args.engine, args.model, _worker_url(args), args.cwd)
             self.launch_args = args
         else:
             stop = self.core.restart()

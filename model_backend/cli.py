@@ -37,7 +37,8 @@ def load_program(path: Path, entry: str | None) -> Program:
 
 def parse_actions(text: str) -> list[Action]:
     # `breakpoint:12,15` would be split by the comma list: rejoin numbers that follow a breakpoint.
-    parts, merged = [p.strip() for p in text.split(",") if p.strip()], []
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    merged: list[str] = []
     for part in parts:
         if part.isdigit() and merged and merged[-1].startswith("breakpoint:"):
             merged[-1] += "," + part

@@ -88,8 +88,9 @@ class TraceMDP:
         if node.kind == "exit":
             return State.exit_state(self.result.exit, self.result.exit_reason, stdout)
         ev = self.events[node.index]
-        kind = "inv_line_call" if node.kind == "inv_line_call" else None
-        return State.from_event(ev, stdout=stdout, event=kind)
+        if node.kind == "inv_line_call":
+            return State.from_event(ev, stdout=stdout, event="inv_line_call")
+        return State.from_event(ev, stdout=stdout)
 
     def children_count(self) -> int:
         return len(self.nodes)

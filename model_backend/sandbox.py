@@ -9,6 +9,7 @@ and an audit hook in the child that refuses forks, exec, signals, network and wr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -145,10 +146,8 @@ def _read_all(fd: int, proc: subprocess.Popen[bytes], wall_time: float) -> tuple
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> tuple[int, float]:
     """Kill the child's whole process group; return its exit status and the CPU seconds it used."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     return proc.returncode, usage.ru_utime + usage.ru_stime

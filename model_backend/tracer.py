@@ -82,6 +82,7 @@ class Recorder:
         self.generator_frames: list[types.FrameType] = []  # kept alive so their id() is never reused
         self.next_id = 0
         self.locals_to_fast: Any = None  # bound before the audit hook forbids ctypes
+        self.lines: list[str] = []
 
     # ---- helpers -------------------------------------------------------------------------------
     def is_user(self, frame: types.FrameType | None) -> bool:
@@ -186,7 +187,7 @@ class Recorder:
             "function": frame.f_code.co_name,
             "depth": len(stack) - 1,
             "frame_id": self.frame_id(frame),
-            "parent_id": self.frame_id(parent) if self.is_user(parent) else -1,
+            "parent_id": self.frame_id(parent) if parent is not None and self.is_user(parent) else -1,
             "is_generator": bool(frame.f_code.co_flags & _GENERATOR_FLAGS),
             "internal": event == "exception" and self.internal_stop_iteration(frame, arg),
             "locals": self.visible_locals(frame),
@@ -251,7 +252,7 @@ def main(request_path: str, out_fd: int) -> None:
     out = open(out_fd, "w", encoding="utf-8", buffering=1 << 16)  # noqa: SIM115 - lives until exit
     path, source, entry = req["path"], req["source"], req.get("entry")
     recorder = Recorder(path, out, req)
-    recorder.lines = source.splitlines()  # type: ignore[attr-defined]
+    recorder.lines = source.splitlines()
 
     allowed = None
     if req.get("patches"):

@@ -274,60 +274,69 @@ def run_script(program: Path, pattern: tuple[str, ...] = PATTERN, tcp_port: int 
                breakpoints: tuple[int, ...] | None = None) -> Transcript:
     """Run the script on both adapters in lockstep; with `tcp_port`, ndb is reached over TCP.
 
-    The script is the pattern, then `continue` until the end; at a stop where debugpy is in a caller
-    still on its call line (the known difference) the next command is `continue` on both sides, which
-    brings both to the same breakpoint or to the end, unless ndb already stopped at that breakpoint
-    (then nothing the two can be sent reconverges, and the comparison ends there).
+    The script is the pattern, then `continue` until the end (at most MAX_STOPS commands). At a stop
+    where debugpy is in a caller still on its call line (the known difference), ndb is at a later
+    point; the two are re-aligned before the pattern goes on:
+    - ndb stopped at a line (a step): the next command is `continue` on both sides; no breakpoint lies
+      between the two points (ndb checked every line event on the way), so both run to the same
+      breakpoint or to the end;
+    - ndb stopped at a breakpoint or an exception, or the program ended: that is the next stop debugpy
+      reaches with `continue`, so debugpy alone is sent one `continue`, and its stop must equal ndb's.
     """
     breakpoints = header_breakpoints(program) if breakpoints is None else breakpoints
     filters = exception_filters(program)
     theirs_side = debugpy_side(program)
     ours_side = ndb_side(program, tcp_port)
     transcript = Transcript([], [], [])
+
+    def record(theirs: StopView | None, ours: StopView | None, label: str | None = None) -> None:
+        for view, out in ((theirs, transcript.debugpy), (ours, transcript.ndb)):
+            if view is not None and label:
+                view = StopView(label, view.reason, view.frames, view.variables)
+            out.append("exited" if view is None else view.render())
+
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:
             first = pool.submit(theirs_side.launch, breakpoints, filters)
             ours = ours_side.launch(breakpoints, filters)
             theirs = first.result()
+        record(theirs, ours)
         commands = iter(pattern)
-        previous: StopView | None = None
-        while True:
-            forced = False
-            k = mid_line_in_caller(previous, theirs) if previous and theirs else 0
-            if k and (ours is None or ours.render() != theirs.render()):  # type: ignore[union-attr]
-                assert theirs is not None
-                text = (f"after {theirs.command}: step, debugpy in a caller still on its call line "
-                        f"{theirs.frames[0][0]}:{theirs.frames[0][1]} ({k} frame(s) up; known difference, "
-                        f"not compared), ndb: {where(ours)}")
-                transcript.known += 1
-                if ours is not None and ours.reason == "step" and later_in_same_stack(theirs, ours):
-                    transcript.debugpy.append(text)
-                    transcript.ndb.append(text)
-                    forced = True
-                elif ours is None or ours.reason in ("breakpoint", "exception"):
-                    transcript.debugpy.append(text)
-                    transcript.ndb.append(text)
-                    transcript.ended_early = ("ndb went on to the next stop debugpy reaches only with one "
-                                              "more command")
-                    break
-                else:
-                    transcript.debugpy.append(theirs.render())
-                    transcript.ndb.append(ours.render())
-            else:
-                transcript.debugpy.append("exited" if theirs is None else theirs.render())
-                transcript.ndb.append("exited" if ours is None else ours.render())
-                forced = bool(k)  # equal by rendering, but debugpy is mid-line: re-align with continue
-            if theirs is None or ours is None:
-                break
+        while theirs is not None and ours is not None:
             if len(transcript.script) >= MAX_STOPS:
                 transcript.ended_early = f"cut after {MAX_STOPS} commands"
                 break
-            command = "continue" if forced else next(commands, "continue")
+            command = next(commands, "continue")
             transcript.script.append(command)
             previous = theirs
             seqs = theirs_side.send(command), ours_side.send(command)
             theirs = theirs_side.collect(command, seqs[0])
             ours = ours_side.collect(command, seqs[1])
+            k = mid_line_in_caller(previous, theirs) if theirs is not None else 0
+            if not k:
+                record(theirs, ours)
+                continue
+            assert theirs is not None
+            transcript.known += 1
+            text = (f"after {command}: step, debugpy in a caller still on its call line "
+                    f"{theirs.frames[0][0]}:{theirs.frames[0][1]} ({k} frame(s) up; known difference, "
+                    f"not compared), ndb: {where(ours)}")
+            if ours is not None and ours.reason == "step" and later_in_same_stack(theirs, ours):
+                transcript.debugpy.append(text)
+                transcript.ndb.append(text)
+                transcript.script.append("continue")
+                seqs = theirs_side.send("continue"), ours_side.send("continue")
+                theirs = theirs_side.collect("continue", seqs[0])
+                ours = ours_side.collect("continue", seqs[1])
+                record(theirs, ours)
+            elif ours is None or ours.reason in ("breakpoint", "exception"):
+                transcript.debugpy.append(text)
+                transcript.ndb.append(text)
+                transcript.script.append("(debugpy only: continue)")
+                theirs = theirs_side.collect("continue", theirs_side.send("continue"))
+                record(theirs, ours, label=f"{command} (debugpy: {command} + continue)")
+            else:
+                record(theirs, ours)
     finally:
         theirs_side.close()
         ours_side.close()

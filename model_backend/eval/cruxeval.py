@@ -40,7 +40,8 @@ def load_problems(path: str, limit: int | None = None) -> list[dict[str, str]]:
 def return_lines(code: str) -> list[int]:
     """Lines of the `return` statements of the top-level `f` (not of functions nested in it)."""
     func = next(n for n in ast.parse(code).body if isinstance(n, ast.FunctionDef) and n.name == "f")
-    lines, todo = set(), list(func.body)
+    lines: set[int] = set()
+    todo: list[ast.AST] = list(func.body)
     while todo:
         node = todo.pop()
         if isinstance(node, ast.Return):
@@ -117,10 +118,9 @@ def evaluate(
     for problem in tqdm(problems, desc=f"cruxeval {task}", disable=not progress):
         try:
             prediction = predict_output(engine, problem, via) if task == "output" else predict_input(engine, problem)
+            error = None
         except EngineError as exc:
             prediction, error = None, str(exc)
-        else:
-            error = None
         ok = score(problem, task, prediction)
         passed += ok
         results.append({"id": problem["id"], "prediction": prediction, "pass": ok, "error": error})

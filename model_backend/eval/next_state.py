@@ -19,8 +19,8 @@ from transformers import DynamicCache
 
 from model_backend import trace_format as fmt
 from model_backend.data.build import iter_records, record_text
-from model_backend.engine.neural import LoadedModel, NeuralEngine
 from model_backend.engine.constraint import ProgramFacts
+from model_backend.engine.neural import LoadedModel, NeuralEngine
 from model_backend.program import Program
 from model_backend.state import Action, State
 

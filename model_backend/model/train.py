@@ -408,8 +408,6 @@ def plot_losses(log: dict[str, Any], path: Path) -> None:
         ax.plot(*zip(*held, strict=True), "o-", label="held-out programs", lw=1.5, ms=3)
     ax.set_xlabel("optimizer step")
     ax.set_ylabel("cross-entropy (nats / token)")
-    if train and min(v for _, v in train) > 0:
-        ax.set_yscale("log")
     summary = log.get("summary", {})
     tokens = summary.get("tokens_seen")
     ax.set_title(f"{log['config']['model_name']} ({log['model']['parameters'] / 1e6:.2f}M params)"

@@ -61,6 +61,14 @@ class Job(Generic[Req, Ans]):
         """Abandon the operation; the runner drops it at the next round (its session is then unusable)."""
         self.cancelled = True
 
+    def settle(self, result: Any = None, error: BaseException | None = None) -> None:
+        if self.future.done():
+            return
+        if error is not None:
+            self.future.set_exception(error)
+        else:
+            self.future.set_result(result)
+
 
 class BatchRunner(Generic[Req, Ans]):
     def __init__(
@@ -89,7 +97,7 @@ class BatchRunner(Generic[Req, Ans]):
         job: Job[Req, Ans] = Job(owner, op)
         if self._stopped:
             op.close()
-            job.future.set_exception(Cancelled("the worker is shutting down"))
+            job.settle(error=Cancelled("the worker is shutting down"))
             return job
         self._queue.put(job)
         return job
@@ -148,7 +156,7 @@ class BatchRunner(Generic[Req, Ans]):
     def _start(self, job: Job[Req, Ans]) -> None:
         if job.cancelled:
             job.op.close()
-            job.future.set_exception(Cancelled("cancelled before it started"))
+            job.settle(error=Cancelled("cancelled before it started"))
             return
         job.started = time.monotonic()
         with self.lock, torch.inference_mode():
@@ -160,9 +168,9 @@ class BatchRunner(Generic[Req, Ans]):
         try:
             job.pending = next(job.op) if first else job.op.send(answer)  # type: ignore[arg-type]
         except StopIteration as done:
-            job.future.set_result(done.value)
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiting request
-            job.future.set_exception(exc)
+            job.settle(done.value)
+        except Exception as exc:  # noqa: BLE001 - handed to the waiting request
+            job.settle(error=exc)
 
     def _loop(self) -> None:
         try:
@@ -172,19 +180,19 @@ class BatchRunner(Generic[Req, Ans]):
                 for job in [j for j in self._active if j.cancelled]:
                     self._active.remove(job)
                     job.op.close()
-                    job.future.set_exception(Cancelled("cancelled"))
+                    job.settle(error=Cancelled("cancelled"))
                 if not self._active:
                     continue
                 batch = self._active[: self.max_batch]
                 with self.lock, torch.inference_mode():
                     try:
                         answers = self.answer_all([(job.owner, job.pending) for job in batch])  # type: ignore[misc]
-                    except BaseException as exc:  # noqa: BLE001 - a device failure fails this round's jobs
+                    except Exception as exc:  # noqa: BLE001 - a device failure fails this round's jobs
                         log.exception("batched model call failed")
                         for job in batch:
                             self._active.remove(job)
                             job.op.close()
-                            job.future.set_exception(exc)
+                            job.settle(error=exc)
                         continue
                     self.rounds += 1
                     self.batched_requests += len(batch)
@@ -205,8 +213,7 @@ class BatchRunner(Generic[Req, Ans]):
                     leftover.append(item)
             for job in leftover:
                 job.op.close()
-                if not job.future.done():
-                    job.future.set_exception(Cancelled("the worker is shutting down"))
+                job.settle(error=Cancelled("the worker is shutting down"))
 
 
 # ---- the transformers engine's batched forward pass ----------------------------------------------

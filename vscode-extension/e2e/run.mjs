@@ -162,6 +162,7 @@ function makeWorkspace(root) {
     'files.hotExit': 'off',
     'debug.openDebug': 'openOnDebugBreak',
     'debug.internalConsoleOptions': 'neverOpen',
+    'debug.showVariableTypes': true,
   };
   writeJson(path.join(userData, 'User', 'settings.json'), quiet);
   writeJson(path.join(workspace, '.vscode', 'settings.json'), { ...quiet, 'neuralDebug.pythonPath': PYTHON });
@@ -227,13 +228,15 @@ async function screenshot(page, name) {
 }
 
 async function runCommand(page, title) {
+  await page.keyboard.press('Escape');
   await page.keyboard.press('Control+Shift+P');
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: 15000 });
   await input.fill(`>${title}`);
-  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
+  // Click the row whose label is exactly the command (Enter would take the best fuzzy match).
+  const row = page.locator('.quick-input-widget .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }) }).first();
   await row.waitFor({ state: 'visible', timeout: 15000 });
-  await page.keyboard.press('Enter');
+  await row.click();
 }
 
 /** The editor line number elements' text and position. */
@@ -251,7 +254,7 @@ async function lineBox(page, line) {
 
 /** Which editor line holds the current-frame marker (the yellow arrow in the glyph margin). */
 async function stoppedLine(page) {
-  const marker = page.locator('.editor-group-container.active .margin-view-overlays .codicon-debug-stackframe').first();
+  const marker = page.locator('.editor-group-container.active .margin .codicon-debug-stackframe').first();
   if ((await marker.count()) === 0) {
     return undefined;
   }
@@ -286,19 +289,24 @@ async function variablesPane(page) {
   const rows = page.locator('.debug-variables .monaco-list-row');
   const count = await rows.count();
   const out = {};
+  const types = {};
   const scopes = [];
   for (let i = 0; i < count; i++) {
     const row = rows.nth(i);
     const name = row.locator('.name');
     const value = row.locator('.value');
     if ((await name.count()) && (await value.count())) {
-      const key = (await name.first().innerText()).trim().replace(/:$/, '');
+      const key = (await name.first().innerText()).trim().replace(/\s*[:=]$/, '');
       out[key] = (await value.first().innerText()).trim();
+      const type = row.locator('.type');
+      if (await type.count()) {
+        types[key] = (await type.first().innerText()).trim().replace(/\s*=$/, '');
+      }
     } else {
       scopes.push((await row.innerText()).trim());
     }
   }
-  return { values: out, scopes };
+  return { values: out, types, scopes };
 }
 
 async function expectStop(page, line, expected, label) {
@@ -314,7 +322,10 @@ async function expectStop(page, line, expected, label) {
       && Object.keys(pane.values).filter((k) => !k.startsWith('(')).length === Object.keys(expected).length;
     return same ? pane : undefined;
   }, 30000);
-  log(`${label}: line ${line}, frame ${frame.name}, scopes ${JSON.stringify(vars.scopes)}, variables ${JSON.stringify(vars.values)}`);
+  log(`${label}: line ${line}, frame ${frame.name}, scopes ${JSON.stringify(vars.scopes)}, variables ${JSON.stringify(vars.values)}, types ${JSON.stringify(vars.types)}`);
+  // debug.showVariableTypes is on: the pane shows each variable's DAP `type`, where the adapter puts the
+  // neural engine's confidence ("int (p=0.93)"); on the oracle engine it is the plain type.
+  check(vars.types.values === 'list' && vars.types.total === 'int', `types shown next to the names (got ${JSON.stringify(vars.types)})`);
   return vars;
 }
 
@@ -373,7 +384,7 @@ async function main() {
 
     // Set the breakpoint by clicking the glyph margin left of the line number.
     await until(`a breakpoint on line ${BREAKPOINT_LINE}`, async () => {
-      const bp = page.locator('.editor-group-container.active .margin-view-overlays .codicon-debug-breakpoint');
+      const bp = page.locator('.editor-group-container.active .margin .codicon-debug-breakpoint');
       if ((await bp.count()) === 0) {
         const numberBox = await lineBox(page, BREAKPOINT_LINE);
         const margin = await page.locator('.editor-group-container.active .margin').first().boundingBox();
@@ -392,17 +403,14 @@ async function main() {
     await screenshot(page, '01-breakpoint-set.png');
     done(`click the gutter: breakpoint on line ${BREAKPOINT_LINE}`);
 
-    // Start the "Neural Debug" launch configuration from the Run and Debug view.
+    // Start the "Neural Debug" launch configuration: the Run and Debug view's dropdown, then its green button.
     await runCommand(page, 'View: Show Run and Debug');
-    const configSelect = page.locator('.debug-view-content select, .start-debug-action-item select, .debug-start-view select').first();
-    await until('the Run and Debug view to offer "Neural Debug"', async () => {
-      const options = await page.locator('.start-debug-action-item select option, .debug-view-content select option').allInnerTexts();
-      return options.some((o) => o.trim() === 'Neural Debug');
-    }, 30000).catch(() => log('no configuration dropdown found; starting with the command instead'));
-    if ((await configSelect.count()) > 0) {
-      await configSelect.selectOption({ label: 'Neural Debug' }).catch(() => undefined);
-    }
-    await runCommand(page, 'Debug: Start Debugging');
+    const dropdown = page.locator('.start-debug-action-item select');
+    await dropdown.waitFor({ state: 'visible', timeout: 30000 });
+    const options = (await dropdown.locator('option').allInnerTexts()).map((o) => o.trim());
+    check(options.includes('Neural Debug'), `the Run and Debug dropdown offers "Neural Debug" (got ${JSON.stringify(options)})`);
+    await dropdown.selectOption({ label: 'Neural Debug' });
+    await page.locator('.start-debug-action-item .codicon-debug-start').first().click();
     await expectStop(page, BREAKPOINT_LINE, AT_BREAKPOINT, 'stopped at the breakpoint');
     await page.locator('.debug-toolbar').waitFor({ state: 'visible', timeout: 15000 });
     await sleep(500);
@@ -460,6 +468,7 @@ async function main() {
       const pages = browser ? browser.contexts().flatMap((c) => c.pages()) : [];
       if (pages[0]) {
         await screenshot(pages[0], '99-failure.png');
+        fs.writeFileSync(path.join(ARTIFACTS, '99-failure.html'), await pages[0].content());
       }
     } catch {
       // no screenshot possible

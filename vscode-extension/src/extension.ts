@@ -230,6 +230,16 @@ async function checkAdapter(): Promise<void> {
   }
 }
 
+/** VS Code shows a variable's DAP `type` (where the adapter puts "(p=0.93)") next to its name only with debug.showVariableTypes. */
+async function toggleTypes(): Promise<void> {
+  const debug = vscode.workspace.getConfiguration('debug');
+  const now = debug.get<boolean>('showVariableTypes', false);
+  await debug.update('showVariableTypes', !now, vscode.ConfigurationTarget.Global);
+  void vscode.window.showInformationMessage(now
+    ? 'Neural Debug: types and confidence are shown when hovering a variable\'s name.'
+    : 'Neural Debug: types and confidence (p=...) are shown next to variable names.');
+}
+
 export function activate(context: vscode.ExtensionContext): void {
   output = vscode.window.createOutputChannel('Neural Debug');
   const provider = new ConfigurationProvider();
@@ -245,6 +255,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('neuralDebug.debugFunction', debugFunction),
     vscode.commands.registerCommand('neuralDebug.selectPython', selectPython),
     vscode.commands.registerCommand('neuralDebug.checkAdapter', checkAdapter),
+    vscode.commands.registerCommand('neuralDebug.toggleTypes', toggleTypes),
   );
 }
 

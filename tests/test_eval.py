@@ -1,0 +1,48 @@
+"""The CruxEval harness, checked on the oracle engine (which must score 100% on output prediction)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from model_backend.eval.cruxeval import evaluate, load_problems, return_lines, score
+
+DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "cruxeval_dev.jsonl"
+needs_dev = pytest.mark.skipif(not DEV.exists(), reason=f"{DEV} not found (shared/ beside the checkout)")
+
+
+@needs_dev
+@pytest.mark.parametrize("via", ["steps", "step_return", "breakpoint"])
+def test_oracle_output_prediction_is_perfect(via: str) -> None:
+    result = evaluate(str(DEV), task="output", via=via, engine_name="oracle", limit=12, progress=False)
+    failed = [r for r in result["results"] if not r["pass"]]
+    assert result["n"] == 12 and not failed
+
+
+@needs_dev
+def test_oracle_input_prediction_is_perfect() -> None:
+    result = evaluate(str(DEV), task="input", engine_name="oracle", limit=12, progress=False)
+    assert result["passed"] == 12
+
+
+def test_scoring_rejects_wrong_and_cheating_predictions() -> None:
+    problem = {"code": "def f(x):\n    return x * 2", "input": "3", "output": "6", "id": "t"}
+    assert score(problem, "output", "6")
+    assert not score(problem, "output", "7")
+    assert not score(problem, "output", "f(3)")  # an output prediction may not call f
+    assert not score(problem, "output", None)
+    assert score(problem, "input", "3")
+    assert not score(problem, "input", "4")
+    assert not score(problem, "input", "__import__('os').fork()")  # runs in the sandbox, fails
+
+
+def test_return_lines_ignore_nested_functions() -> None:
+    code = "def f(x):\n    def g(y):\n        return y\n    if x:\n        return g(x)\n    return 0\n"
+    assert return_lines(code) == [5, 6]
+
+
+@needs_dev
+def test_problems_load() -> None:
+    problems = load_problems(str(DEV), limit=3)
+    assert len(problems) == 3 and {"code", "input", "output", "id"} <= problems[0].keys()
