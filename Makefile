@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck pytest demo bench clean
+.PHONY: install test lint typecheck pytest demo bench clean vscode-build vscode-package vsix vscode-test
 
 install: $(STAMP)
 
@@ -32,6 +32,25 @@ demo: install
 bench: install
 	$(BIN)/ndb bench tracer
 	$(BIN)/ndb bench dap examples/loop.py --steps 300
+
+# --- VS Code extension (vscode-extension/) ---
+EXT := vscode-extension
+EXT_STAMP := $(EXT)/node_modules/.ndb-installed
+
+$(EXT_STAMP): $(EXT)/package-lock.json
+	cd $(EXT) && npm ci --no-audit --no-fund
+	sha256sum $(EXT)/package-lock.json | cut -d' ' -f1 > $@
+
+vscode-build: $(EXT_STAMP)
+	cd $(EXT) && npm run lint && npm run typecheck && npm run build
+
+vscode-package: $(EXT_STAMP)
+	cd $(EXT) && npm run package
+
+vsix: vscode-package
+
+vscode-test: install
+	$(BIN)/pytest -q tests/test_vscode_extension.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

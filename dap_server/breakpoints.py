@@ -43,11 +43,13 @@ class LineMap:
             stack = [code]
             while stack:
                 co = stack.pop()
-                code_lines.update(line for _, _, line in co.co_lines() if line is not None)
+                code_lines.update(line for _, _, line in co.co_lines() if line)
                 stack.extend(c for c in co.co_consts if isinstance(c, types.CodeType))
         except (SyntaxError, ValueError):
             code_lines = starts
-        executable = frozenset(starts & code_lines) or frozenset(starts)
+        # Every line with bytecode can raise a line event, including the continuation lines of a
+        # multi-line statement (CPython reports them; debugpy verifies breakpoints there too).
+        executable = frozenset(code_lines) or frozenset(starts)
         line_count = len(source.splitlines())
         scope_of = {n: 0 for n in range(1, line_count + 1)}
         scope_name = {0: "module"}

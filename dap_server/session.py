@@ -83,7 +83,6 @@ def capabilities() -> dap.Capabilities:
         ],
         supportsTerminateRequest=True,
         supportsRestartRequest=True,
-        supportsDelayedStackTraceLoading=True,
     )
 
 

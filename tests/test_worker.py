@@ -328,7 +328,7 @@ def test_unknown_and_foreign_session_ids(worker: Worker) -> None:
 
 def test_client_disconnecting_mid_request(worker: Worker) -> None:
     before = health(worker.url).sessions
-    ws = connect(worker.url, proxy=None)
+    ws = connect(worker.url, proxy=None, legacy=True)
     opened = raw(ws, {"id": 1, "op": "open", "program": {"source": COUNT, "entry": "count('aaaa', 'a')"}})
     for i in range(3):  # requests in flight when the connection goes
         ws.send(json.dumps({"id": 2 + i, "op": "step", "session": opened["session"], "action": {"kind": "step_into"}}))

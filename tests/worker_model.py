@@ -25,7 +25,7 @@ def _programs() -> list[str]:
     return chosen or names[:3]
 
 
-def build_tiny_checkpoint(out: Path, train_steps: int = TRAIN_STEPS) -> Path:
+def build_tiny_checkpoint(out: Path, train_steps: int = TRAIN_STEPS, shape: str = "tiny") -> Path:
     import torch
 
     from model_backend.data import tokenizer as tokmod
@@ -57,7 +57,7 @@ def build_tiny_checkpoint(out: Path, train_steps: int = TRAIN_STEPS) -> Path:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        model = build_model("tiny", tok, seed=0)
+        model = build_model(shape, tok, seed=0)
         examples = []
         for record in records:
             ids, labels = tokmod.encode_segments(tok, record["segments"])
@@ -66,8 +66,8 @@ def build_tiny_checkpoint(out: Path, train_steps: int = TRAIN_STEPS) -> Path:
         model.train()
         rng = random.Random(0)
         for _ in range(train_steps):
-            ids, labels = rng.choice(examples)
-            loss = model(input_ids=ids, labels=labels).loss
+            inputs, targets = rng.choice(examples)
+            loss = model(input_ids=inputs, labels=targets).loss
             loss.backward()
             optimizer.step()
             optimizer.zero_grad()

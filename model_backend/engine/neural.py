@@ -21,10 +21,9 @@ from __future__ import annotations
 import ast
 import math
 import threading
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from collections.abc import Generator
 from typing import TypeVar
 
 import torch
@@ -57,6 +56,26 @@ def _bytes_to_unicode() -> dict[int, str]:
     return {b: chr(c) for b, c in zip(keep, chars, strict=True)}
 
 
+def index_vocabulary(tokenizer: PreTrainedTokenizerBase, vocab_size: int) -> tuple[dict[str, int], list[bytes | None]]:
+    """The trace format's special token ids, and each token's bytes (None for special tokens)."""
+    vocab = tokenizer.get_vocab()
+    special_ids = {tok: vocab[tok] for tok in fmt.SPECIAL_TOKENS if tok in vocab}
+    missing = set(fmt.SPECIAL_TOKENS) - set(special_ids)
+    if missing:
+        raise EngineError(f"the tokenizer lacks special tokens: {sorted(missing)[:5]}")
+    decode = {c: b for b, c in _bytes_to_unicode().items()}
+    table: list[bytes | None] = [None] * max(len(vocab), vocab_size)
+    added = set(tokenizer.all_special_tokens) | set(tokenizer.get_added_vocab())
+    for token, index in vocab.items():
+        if token in added:
+            continue
+        try:
+            table[index] = bytes(decode[c] for c in token)
+        except KeyError:  # not a byte-level token: fall back to its decoded text
+            table[index] = str(tokenizer.decode([index])).encode()
+    return special_ids, table
+
+
 @dataclass
 class LoadedModel:
     """A checkpoint in memory, shared by every session of a process (and a worker's sessions)."""
@@ -82,29 +101,14 @@ class LoadedModel:
         except (OSError, ValueError) as exc:
             raise EngineError(f"cannot load the model at {path}: {exc}") from None
         dev = torch.device(device)
-        model.to(dev).eval()
+        model.to(dev)  # type: ignore[arg-type]  # transformers types `to` oddly
+        model.eval()
         loaded = cls(model=model, tokenizer=tokenizer, path=str(path), device=dev)
         loaded._index_vocabulary()
         return loaded
 
     def _index_vocabulary(self) -> None:
-        vocab = self.tokenizer.get_vocab()
-        self.special_ids = {tok: vocab[tok] for tok in fmt.SPECIAL_TOKENS if tok in vocab}
-        missing = set(fmt.SPECIAL_TOKENS) - set(self.special_ids)
-        if missing:
-            raise EngineError(f"the tokenizer lacks special tokens: {sorted(missing)[:5]}")
-        decode = {c: b for b, c in _bytes_to_unicode().items()}
-        size = max(len(vocab), self.model.config.vocab_size)
-        table: list[bytes | None] = [None] * size
-        added = set(self.tokenizer.all_special_tokens) | set(self.tokenizer.get_added_vocab())
-        for token, index in vocab.items():
-            if token in added:
-                continue
-            try:
-                table[index] = bytes(decode[c] for c in token)
-            except KeyError:  # not a byte-level token: fall back to its decoded text
-                table[index] = self.tokenizer.decode([index]).encode()
-        self.token_bytes = table
+        self.special_ids, self.token_bytes = index_vocabulary(self.tokenizer, self.model.config.vocab_size)
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
@@ -179,7 +183,7 @@ class NeuralEngine(Engine):
             state, inverse = known_exit, True
         else:
             state, inverse = initial_state(program), False
-        return self.resume_steps(program, [state], inverse)
+        return (yield from self.resume_steps(program, [state], inverse))
 
     def resume_steps(self, program: Program, history: list[State], inverse: bool) -> Feed[State]:
         if not history:

@@ -78,6 +78,7 @@ class BatchRunner(Generic[Req, Ans]):
         window_s: float = 0.003,
         lock: threading.Lock | None = None,
         name: str = "batch-runner",
+        threads: int | None = None,
     ) -> None:
         self.answer_all = answer_all
         self.max_batch = max(1, max_batch)
@@ -89,6 +90,9 @@ class BatchRunner(Generic[Req, Ans]):
         self.rounds = 0
         self.batched_requests = 0
         self.max_seen_batch = 0
+        # torch's CPU thread count is per OS thread: the runner uses the count of the thread that made it
+        # (vLLM's CPU attention also checks that it runs with the count it was set up with).
+        self.threads = threads or torch.get_num_threads()
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
 
@@ -173,6 +177,8 @@ class BatchRunner(Generic[Req, Ans]):
             job.settle(error=exc)
 
     def _loop(self) -> None:
+        if torch.get_num_threads() != self.threads:
+            torch.set_num_threads(self.threads)
         try:
             while True:
                 if not self._admit(block=not self._active):

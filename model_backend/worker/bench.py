@@ -110,23 +110,24 @@ def _user(url: str, token: str | None, index: int, steps: int, seed: int, barrie
 
 
 def run_bench(url: str | None = None, sessions: int = 8, steps: int = 20, model: str | None = None,
-              engine: str = "transformers", device: str = "cpu", token: str | None = None, seed: int = 0) -> dict[str, Any]:
+              engine: str = "transformers", device: str = "cpu", token: str | None = None, seed: int = 0,
+              threads: int | None = 1) -> dict[str, Any]:
     from model_backend.worker.client import WorkerClient
 
     proc = None
     if url is None:
-        proc, url = start_local_worker(model, engine, device)
+        proc, url = start_local_worker(model, engine, device, ["--threads", str(threads)] if threads else None)
     try:
         results: dict[str, Any] = {}
         barrier = threading.Barrier(sessions + 1)
-        threads = [threading.Thread(target=_user, args=(url, token, i, steps, seed, barrier, results), daemon=True)
-                   for i in range(sessions)]
-        for thread in threads:
-            thread.start()
+        users = [threading.Thread(target=_user, args=(url, token, i, steps, seed, barrier, results), daemon=True)
+                 for i in range(sessions)]
+        for user in users:
+            user.start()
         barrier.wait()
         began = time.perf_counter()
-        for thread in threads:
-            thread.join()
+        for user in users:
+            user.join()
         wall = time.perf_counter() - began
         client = WorkerClient(url, token=token)
         try:
@@ -145,7 +146,7 @@ def run_bench(url: str | None = None, sessions: int = 8, steps: int = 20, model:
     latencies = sorted(x for r in results.values() for x in r["latencies"])
     errors = [e for r in results.values() for e in r["errors"]] + [f"session {i} did not finish" for i in range(sessions) if str(i) not in results]
     return {
-        "url": url, "sessions": sessions, "steps": steps, "engine": health.get("engine", engine),
+        "url": url, "threads": threads if proc is not None else None, "sessions": sessions, "steps": steps, "engine": health.get("engine", engine),
         "device": health.get("device", device), "model": health.get("model", model),
         "p50_ms": _percentile(latencies, 50) * 1000, "p99_ms": _percentile(latencies, 99) * 1000,
         "mean_ms": statistics.fmean(latencies) * 1000 if latencies else 0.0,
@@ -165,7 +166,8 @@ def _percentile(values: list[float], q: float) -> float:
 
 def format_report(f: dict[str, Any]) -> str:
     lines = [
-        f"worker: {f['url']} (engine {f['engine']}, device {f['device']}, model {f['model']})",
+        f"worker: {f['url']} (engine {f['engine']}, device {f['device']}, model {f['model']}"
+        + (f", {f['threads']} torch thread(s))" if f.get("threads") else ")"),
         f"sessions: {f['sessions']}, steps per session: {f['steps']}, answered steps: {f['answered']} in {f['wall_s']:.1f} s",
         f"p50 step latency: {f['p50_ms']:.1f} ms",
         f"p99 step latency: {f['p99_ms']:.1f} ms",

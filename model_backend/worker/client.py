@@ -81,8 +81,8 @@ class WorkerClient:
         try:
             self._ws = connect(
                 self.url, additional_headers=headers, open_timeout=self.connect_timeout, close_timeout=2,
-                max_size=max(self.max_message_bytes, 1 << 20) * 8, proxy=None,
-            )
+                max_size=max(self.max_message_bytes, 1 << 20) * 8, proxy=None, legacy=True,
+            )  # a direct connection, held until drop()
         except InvalidStatus as exc:
             status = exc.response.status_code
             if status == 401:
@@ -105,7 +105,10 @@ class WorkerClient:
 
     def request(self, make: Callable[[int], Any], timeout: float | None = None) -> proto.Response:
         """Send the request `make(id)` and return its successful response (or raise WorkerError)."""
-        request = make(next(self._ids))
+        try:
+            request = make(next(self._ids))
+        except ValidationError as exc:
+            raise WorkerError("bad_request", f"invalid request: {exc.errors()[0].get('msg', '')}") from None
         payload = request.model_dump_json(exclude_none=True)
         size = len(payload.encode())
         if size > self.max_message_bytes:

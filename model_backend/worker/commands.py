@@ -73,12 +73,13 @@ def register_bench(bench_app: typer.Typer) -> None:
         device: Annotated[str, typer.Option("--device", help="Device of the local worker.")] = "cpu",
         token: Annotated[str | None, typer.Option("--token", help="Token for --url (default: $NDB_WORKER_TOKEN).")] = None,
         seed: Annotated[int, typer.Option("--seed", help="Seed of the simulated users' actions.")] = 0,
+        threads: Annotated[int, typer.Option("--threads", help="torch CPU threads of the local worker.")] = 1,
     ) -> None:
         """Load test: N sessions stepping at once; p50/p99 step latency, states/s, errors."""
         from model_backend.worker.bench import format_report, run_bench
 
         figures = run_bench(url=url, sessions=sessions, steps=steps, model=model, engine=engine, device=device,
-                            token=token, seed=seed)
+                            token=token, seed=seed, threads=threads)
         typer.echo(format_report(figures))
         if figures["errors"]:
             raise typer.Exit(1)

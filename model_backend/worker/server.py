@@ -245,8 +245,10 @@ class WorkerServer:
             log.info("connection %d closed (code %s)", conn, ws.close_code)
 
     async def _send(self, ws: ServerConnection, response: proto.Response) -> None:
+        data = response.model_dump(mode="json", exclude_none=True)
+        data.setdefault("id", None)  # always present: None when the request could not be read
         with contextlib.suppress(ConnectionClosed):
-            await ws.send(response.model_dump_json(exclude_none=True))
+            await ws.send(json.dumps(data, ensure_ascii=False))
 
     async def _answer(self, ws: ServerConnection, conn: int, message: str | bytes) -> None:
         response = await self.handle(conn, message)
@@ -288,6 +290,7 @@ class WorkerServer:
             self._drop(session, None)
             return proto.Response(id=request.id, ok=True, session=session.id)
         engine = session.engine
+        op: Generator[Any, Any, Any]
         if isinstance(request, proto.StepRequest):
             op = engine.step_steps(request.action, frozenset(request.breakpoints))
         elif isinstance(request, proto.SetVariableRequest):
@@ -413,9 +416,13 @@ def run_worker(backend: Backend, config: WorkerConfig, announce: Callable[[str],
     async def main() -> None:
         loop = asyncio.get_running_loop()
         stop: asyncio.Future[None] = loop.create_future()
+        def request_stop() -> None:
+            if not stop.done():
+                stop.set_result(None)
+
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, lambda: stop.done() or stop.set_result(None))
+                loop.add_signal_handler(sig, request_stop)
 
         def ready(port: int) -> None:
             host = config.host if ":" not in config.host else f"[{config.host}]"

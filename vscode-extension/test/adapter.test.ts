@@ -5,6 +5,8 @@
  * as `python -mdap_server.server` (stdio, the same serve_stdio that `python -m dap_server dap` runs).
  * The extension's own command line (`python -m dap_server dap`) is checked separately below.
  * Engine: oracle (exact values). Interpreter: $NEURAL_DEBUG_PYTHON, else the repository's .venv.
+ * The neural-engine test uses $NEURAL_DEBUG_MODEL (a checkpoint directory), else the default checkpoint,
+ * and is skipped when neither loads.
  */
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -214,7 +216,7 @@ describe('Python adapter through DebugClient (oracle engine)', function () {
     banner.catch(() => undefined);
     const initialized = dc.waitForEvent('initialized', 240000);
     initialized.catch(() => undefined);
-    const launched = dc.launch({ program: SAMPLE, engine: 'neural', stopOnEntry: true });
+    const launched = dc.launch({ program: SAMPLE, engine: 'neural', stopOnEntry: true, model: process.env.NEURAL_DEBUG_MODEL || undefined });
     launched.catch(() => undefined);
     const first = await Promise.race([initialized.then(() => undefined), launched.then(() => undefined, (err: Error) => err)]);
     if (first instanceof Error) {
