@@ -10,6 +10,7 @@ from model_backend import cli as backend_cli
 from model_backend.data import commands as data_commands
 from model_backend.eval import commands as eval_commands
 from model_backend.model import commands as model_commands
+from model_backend.worker import commands as worker_commands
 
 app = typer.Typer(
     name="ndb",
@@ -25,6 +26,7 @@ eval_commands.register(app)
 bench_app = typer.Typer(help="Benchmarks (figures go to docs/benchmarks.md).", no_args_is_help=True)
 backend_cli.register_bench(bench_app)
 app.add_typer(bench_app, name="bench")
+worker_commands.register(app, bench_app)
 
 
 @bench_app.command("dap")

@@ -84,7 +84,7 @@ def test_launch_sequence_follows_the_spec(calls: Path) -> None:
         for cap in ("supportsConfigurationDoneRequest", "supportsStepBack", "supportsSetVariable",
                     "supportsConditionalBreakpoints", "supportsHitConditionalBreakpoints", "supportsLogPoints",
                     "supportsExceptionInfoRequest", "supportsTerminateRequest", "supportsRestartRequest",
-                    "supportsEvaluateForHovers", "supportsDelayedStackTraceLoading"):
+                    "supportsEvaluateForHovers"):
             assert caps.get(cap) is True, cap
         assert {f["filter"] for f in caps["exceptionBreakpointFilters"]} == {"raised", "uncaught"}
         with s.launch(calls, stopOnEntry=True):

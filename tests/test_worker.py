@@ -421,6 +421,12 @@ def test_killed_worker_then_restarted(checkpoint: Path, loaded: LoadedModel) -> 
         reference.resume(program, list(engine.history[:-1]) or [shown], engine.inverse)
         assert after == reference.step(Action(kind="step_into"))
         assert any("reconnected" in n for n in engine.drain_notices())
+        # A worker restarted while the user was idle: the next action just works (one notice).
+        w.kill()
+        w = Worker(checkpoint, port=port)
+        again = engine.step(Action(kind="step_over"))
+        assert again.error is None or again.event == after.event
+        assert any("reconnected" in n for n in engine.drain_notices())
     finally:
         engine.close()
         w.stop()

@@ -20,7 +20,6 @@ from model_backend.state import State
 
 MAX_STRING = 240  # bytes in one JSON string (reprs are cut at 200 characters by the tracer)
 MAX_STACK = 32
-BUILTIN_FRAMES = ("<module>", "<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>")
 
 
 @dataclass(frozen=True)
@@ -30,12 +29,21 @@ class ProgramFacts:
     lines: dict[int, str]  # line number -> source text (non-blank lines)
     names: frozenset[str]  # identifiers that can be variables
     functions: frozenset[str]  # code names a frame can have
+    spans: dict[str, frozenset[int]]  # def name -> the lines of its definition(s), decorators included
+
+    def may_be_in(self, function: str, line: int) -> bool:
+        """Whether a frame of `function` can be on `line` (unknown names, e.g. <module>, allow any)."""
+        span = self.spans.get(function)
+        return span is None or line in span
 
     @classmethod
     def of(cls, program: Program) -> ProgramFacts:
         lines = {i + 1: text for i, text in enumerate(program.lines) if text.strip()}
         names: set[str] = {".0", "__class__"}  # a comprehension's iterator; the cell super() uses
-        functions: set[str] = set(BUILTIN_FRAMES)
+        functions: set[str] = {"<module>"}
+        spans: dict[str, set[int]] = {}
+        frame_kinds = {ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>", ast.DictComp: "<dictcomp>",
+                       ast.GeneratorExp: "<genexpr>", ast.Lambda: "<lambda>"}
         try:
             tree = ast.parse(program.source)
         except SyntaxError:
@@ -48,13 +56,22 @@ class ProgramFacts:
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 functions.add(node.name)
                 names.add(node.name)
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                spans.setdefault(node.name, set()).update(range(first, (node.end_lineno or node.lineno) + 1))
             elif isinstance(node, ast.alias):
                 names.add((node.asname or node.name).split(".")[0])
+            elif type(node) in frame_kinds:  # frames of their own: only where the program has them
+                name = frame_kinds[type(node)]
+                functions.add(name)
+                spans.setdefault(name, set()).update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
             elif isinstance(node, ast.ExceptHandler) and node.name:
                 names.add(node.name)
             elif isinstance(node, ast.Global | ast.Nonlocal):
                 names.update(node.names)
-        return cls(lines=lines, names=frozenset(names), functions=frozenset(functions))
+        return cls(
+            lines=lines, names=frozenset(names), functions=frozenset(functions),
+            spans={name: frozenset(span) for name, span in spans.items()},
+        )
 
 
 # ---- text slots: tiny byte automata, immutable so that checking a candidate token is a cheap copy ----
@@ -228,6 +245,8 @@ class Stack:
     functions: frozenset[bytes]
     lines: frozenset[bytes]
     final_line: bytes
+    facts: ProgramFacts | None = None  # when given, the last entry's function must contain final_line
+    last_function: bytes = b""
     phase: int = 0  # 0 '[', 1 '[', 2 name, 3 ',', 4 ' ', 5 line, 6 ']' closing the item, 7 ',' or ']', 8 ' ', 9 done
     part: Choice | JsonString | None = None
     last_line: bytes = b""
@@ -247,7 +266,11 @@ class Stack:
             return replace(self, phase=1) if byte == 0x5B else None
         if p == 1:
             if byte == 0x5B and self.count < MAX_STACK:
-                names = frozenset(b'"' + f + b'"' for f in self.functions)
+                functions = self.functions
+                if self.count + 1 >= MAX_STACK and self.facts is not None:  # the last item the bound allows
+                    line = int(self.final_line)
+                    functions = frozenset(f for f in functions if self.facts.may_be_in(f.decode(), line))
+                names = frozenset(b'"' + f + b'"' for f in functions)
                 return replace(self, phase=2, part=Choice(names))
             return None
         if p == 2:
@@ -255,7 +278,9 @@ class Stack:
             fed = self.part.feed(bytes([byte]))
             if fed is None:
                 return None
-            return replace(self, phase=3 if fed.complete else 2, part=fed)
+            if fed.complete:
+                return replace(self, phase=3, part=fed, last_function=fed.prefix[1:-1])
+            return replace(self, part=fed)
         if p == 3:
             return replace(self, phase=4) if byte == 0x2C else None
         if p == 4:
@@ -269,7 +294,7 @@ class Stack:
             fed = self.part.feed(bytes([byte]))
             return replace(self, part=fed) if fed is not None else None
         if p == 7:
-            if byte == 0x5D and self.last_line == self.final_line:
+            if byte == 0x5D and self.last_line == self.final_line and self._last_fits():
                 return replace(self, phase=9)
             if byte == 0x2C and self.count < MAX_STACK:
                 return replace(self, phase=8)
@@ -277,6 +302,11 @@ class Stack:
         if p == 8:
             return replace(self, phase=1) if byte == 0x20 else None
         return None
+
+    def _last_fits(self) -> bool:
+        if self.facts is None:
+            return True
+        return self.facts.may_be_in(self.last_function.decode("utf-8", "replace"), int(self.final_line))
 
     @property
     def complete(self) -> bool:
@@ -348,8 +378,13 @@ class FrameConstraint:
         return allowed
 
     def _stack_may_be_omitted(self) -> bool:
-        # Without a stack the parser takes the previous one: there must be one.
-        return self.prev is not None and self.prev.exit is None and bool(self.prev.stack)
+        # Without a stack the parser takes the previous one: there must be one, and its function must
+        # be able to be on the chosen line (a line of another function is a change of scope).
+        prev = self.prev
+        if prev is None or prev.exit is not None or not prev.stack:
+            return False
+        line = int(self.slot.prefix) if self.slot_kind == "line" and isinstance(self.slot, Choice) else self.line
+        return line is None or self.facts.may_be_in(prev.stack[-1].function, line)
 
     def forced_text(self) -> str | None:
         """Text the model does not choose (the source line), to be fed right after `<|src_sep|>`."""
@@ -395,6 +430,7 @@ class FrameConstraint:
                 functions=frozenset(f.encode() for f in facts.functions),
                 lines=frozenset(str(n).encode() for n in facts.lines),
                 final_line=str(self.line).encode(),
+                facts=facts,
             )
         if kind == "locals":
             return Locals(keys=frozenset(n.encode() for n in facts.names), diff_allowed=self._diff_allowed())

@@ -48,8 +48,12 @@ class WorkerError(EngineError):
 
 
 class WorkerUnavailable(WorkerError):
-    def __init__(self, message: str) -> None:
+    """No answer: the worker cannot be reached, closed the connection, or did not answer in time.
+    `stale`: an existing connection turned out to be closed (worth one immediate reconnection)."""
+
+    def __init__(self, message: str, stale: bool = False) -> None:
         super().__init__("unavailable", message)
+        self.stale = stale
 
 
 class WorkerClient:
@@ -135,10 +139,11 @@ class WorkerClient:
             if exc.rcvd is not None and exc.rcvd.code == 1009:
                 raise WorkerError("too_large", f"the model worker at {self.url} closed the connection: "
                                                "a message was over its size limit") from None
-            raise WorkerUnavailable(f"the model worker at {self.url} closed the connection ({_reason(exc)})") from None
+            raise WorkerUnavailable(f"the model worker at {self.url} closed the connection ({_reason(exc)})",
+                                    stale=True) from None
         except OSError as exc:
             self.drop()
-            raise WorkerUnavailable(f"lost the model worker at {self.url}: {_reason(exc)}") from None
+            raise WorkerUnavailable(f"lost the model worker at {self.url}: {_reason(exc)}", stale=True) from None
         except ValidationError as exc:
             self.drop()
             raise WorkerError("bad_response", f"the model worker at {self.url} sent an unreadable answer: "
@@ -272,25 +277,35 @@ class WorkerEngine(Engine):
                             "current state")
 
     def _in_session(self, make: Callable[[int, str], Any]) -> proto.Response:
+        """Send a request of this session, re-opening the session first when it is gone.
+
+        Sessions die with their connection, so re-opening (at the current state) is always safe: an
+        action is never applied twice. A connection found closed (the worker restarted since the last
+        request) is re-established once at once; a worker that cannot be reached raises."""
         if self.program is None or self._state is None:
             raise EngineError("the engine has not been started")
         try:
-            reopened = False
-            if self.session is None:
-                self._reopen()
-                reopened = True
-            try:
-                return self.client.request(lambda i: make(i, self._sid()))
-            except WorkerError as exc:
-                if exc.code in ("session_expired", "unknown_session") and not reopened:
-                    self.session = None
-                    self._reopen()
-                    self.notices[-1] = (f"the model worker had closed the session ({exc}); it was re-opened at "
-                                        "the current state")
+            for attempt in range(2):
+                reopened = False
+                try:
+                    if self.session is None:
+                        self._reopen()
+                        reopened = True
                     return self.client.request(lambda i: make(i, self._sid()))
-                if exc.code == "timeout":
-                    self.session = None
-                raise
+                except WorkerUnavailable as exc:
+                    if not exc.stale or attempt:
+                        raise
+                except WorkerError as exc:
+                    if exc.code in ("session_expired", "unknown_session") and not reopened and not attempt:
+                        self.session = None
+                        self._reopen()
+                        self.notices[-1] = (f"the model worker had closed the session ({exc}); it was re-opened "
+                                            "at the current state")
+                        return self.client.request(lambda i: make(i, self._sid()))
+                    if exc.code == "timeout":
+                        self.session = None
+                    raise
+            raise AssertionError("unreachable")
         except WorkerUnavailable as exc:
             raise WorkerUnavailable(f"{exc}. The current state stays as it was; the next action reconnects.") from None
 
