@@ -140,6 +140,7 @@ class NeuralEngine(Engine):
         self._state: State | None = None
         self.max_context = int(getattr(loaded.model.config, "max_position_embeddings", 2048))
         self.last_logits: torch.Tensor | None = None
+        self.context_ids: list[int] = []  # the token ids in the cache, in order (for checks and tests)
 
     # ---- interface ---------------------------------------------------------------------------
     def start(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> State:
@@ -199,6 +200,7 @@ class NeuralEngine(Engine):
             raise EngineError(f"the program is too long for the model ({len(header)} tokens)")
         self.program, self.facts = program, facts
         self.cache = DynamicCache()
+        self.context_ids = []
         self.last_logits = None
         self._state = None
         yield from self._feed_steps(header)
@@ -297,6 +299,7 @@ class NeuralEngine(Engine):
         surplus = self.cache.get_seq_length() - length
         if surplus > 0:
             self.cache.crop(-surplus)  # transformers 5 crops by a negative count of tokens to drop
+        del self.context_ids[length:]
         self.last_logits = None
 
     def _forward(self, ids: list[int]) -> torch.Tensor:
@@ -308,11 +311,13 @@ class NeuralEngine(Engine):
 
     def _feed_steps(self, ids: list[int]) -> Feed[None]:
         if ids:
+            self.context_ids.extend(ids)
             self.last_logits = yield ids
 
     def _feed(self, ids: list[int]) -> None:
         """Feed `ids` now (the caller holds the model lock and inference mode)."""
         if ids:
+            self.context_ids.extend(ids)
             self.last_logits = self._forward(ids)
 
     def _rebase_steps(self, state: State, inverse: bool) -> Feed[None]:

@@ -49,6 +49,7 @@ def predict_teacher_forced(engine: NeuralEngine, program: Program, steps: list[t
     with torch.inference_mode():
         # The engine's session machinery, driven by hand: the program once, then true frames.
         engine.program, engine.facts, engine.cache = program, ProgramFacts.of(program), DynamicCache()
+        engine.context_ids = []
         header = engine.m.encode(fmt.serialize_header(program))
         engine._feed(header)
         engine.header_len = len(header)

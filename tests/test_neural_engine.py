@@ -1,0 +1,112 @@
+"""The neural engine on tiny checkpoints built here: grammar, KV cache, failures, initial states."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from model_backend import trace_format as fmt
+from model_backend.engine.base import EngineError
+from model_backend.engine.initial import initial_state
+from model_backend.engine.neural import LoadedModel, NeuralEngine
+from model_backend.mdp import TraceMDP
+from model_backend.program import Program
+from model_backend.state import Action
+from tests.corpus import corpus, traced
+from tests.worker_model import build_tiny_checkpoint
+
+pytestmark = pytest.mark.timeout(600)
+
+
+@pytest.fixture(scope="module")
+def random_model(tmp_path_factory: pytest.TempPathFactory) -> LoadedModel:
+    return LoadedModel.load(build_tiny_checkpoint(tmp_path_factory.mktemp("random"), train_steps=0))
+
+
+@pytest.fixture(scope="module")
+def trained_model(tmp_path_factory: pytest.TempPathFactory) -> LoadedModel:
+    return LoadedModel.load(build_tiny_checkpoint(tmp_path_factory.mktemp("trained")))
+
+
+@pytest.mark.parametrize("name", ["nested_calls", "recursion_factorial", "class_basic"])
+def test_random_weights_never_give_an_unparsable_state(random_model: LoadedModel, name: str) -> None:
+    program, _ = traced(name)
+    engine = NeuralEngine(random_model)
+    engine.start(program)
+    for kind in ("step_into", "step_over", "inv_step_over", "step_return", "inv_step_call"):
+        state = engine.step(Action(kind=kind))  # type: ignore[arg-type]
+        assert state.error is None, state.error
+        assert state.exit is not None or (state.line in ProgramLines(program) and state.stack)
+
+
+def ProgramLines(program: Program) -> set[int]:  # noqa: N802 - reads as a set in the assertion
+    return {i + 1 for i, text in enumerate(program.lines) if text.strip()}
+
+
+def test_kv_cache_reuse_matches_a_fresh_encode(trained_model: LoadedModel) -> None:
+    """The cached context after several steps gives the same next-token logits as encoding the same
+    tokens from scratch, and the same next prediction."""
+    program, _ = traced("early_return")
+    engine = NeuralEngine(trained_model)
+    engine.start(program)
+    for kind in ("step_into", "step_over", "step_over"):
+        engine.step(Action(kind=kind))  # type: ignore[arg-type]
+    context = list(engine.context_ids)
+    assert len(context) == engine._context_len()
+    with torch.inference_mode():
+        fresh = trained_model.model(input_ids=torch.tensor([context])).logits[0, -1]
+        cached = engine.last_logits
+    assert cached is not None and torch.allclose(fresh, cached, atol=1e-4)
+    # The next prediction from the cache equals the one from a new engine fed the same tokens.
+    after_cache = engine.step(Action(kind="step_over"))
+    other = NeuralEngine(trained_model)
+    other.start(program)
+    other._crop(0)
+    other._feed(context)
+    other._state, other.inverse = engine.history[-2], engine.inverse
+    after_fresh = other.step(Action(kind="step_over"))
+    assert after_fresh == after_cache
+
+
+def test_a_frame_that_fails_to_parse_gives_an_error_state(trained_model: LoadedModel, monkeypatch: pytest.MonkeyPatch) -> None:
+    program, _ = traced("early_return")
+    engine = NeuralEngine(trained_model)
+    start = engine.start(program)
+    monkeypatch.setattr(fmt, "parse_frame", lambda *a, **k: fmt.FormatError(message="broken", position=0))
+    state = engine.step(Action(kind="step_into"))
+    assert state.error is not None and "prediction failed" in state.error
+    assert state.line == start.line  # the previous state, marked
+    monkeypatch.undo()
+    assert engine.step(Action(kind="step_into")).error is None  # the session goes on
+
+
+def test_set_variable_takes_literals_only(trained_model: LoadedModel) -> None:
+    program, _ = traced("early_return")
+    engine = NeuralEngine(trained_model)
+    state = engine.start(program)
+    name = next(iter(state.locals))
+    assert engine.set_variable(name, "[1, 2]").locals[name] == "[1, 2]"
+    with pytest.raises(EngineError, match="literal"):
+        engine.set_variable(name, "__import__('os').getcwd()")
+
+
+def test_initial_states_match_the_oracle_without_running_anything() -> None:
+    checked = 0
+    for item in corpus():
+        program, result = traced(item.name)
+        try:
+            ours = initial_state(program)
+        except EngineError:
+            continue  # e.g. an entry that calls a builtin: the neural engine says so clearly
+        truth = TraceMDP(result).state(0)
+        assert (ours.event, ours.line, ours.function, ours.locals, ours.stack) == (
+            truth.event, truth.line, truth.function, truth.locals, truth.stack), item.name
+        checked += 1
+    assert checked >= 40
+
+
+def test_missing_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(EngineError, match="no model checkpoint"):
+        LoadedModel.load(tmp_path)
