@@ -129,19 +129,32 @@ def frame_grammar(facts: ProgramFacts, special: dict[str, int], prev: State | No
             parts.append(f"({piece})?" if element.optional else piece)
         return "\n".join([f"start: {' '.join(parts)}", *rules])
 
-    stack_optional = prev is not None and prev.exit is None and bool(prev.stack)
-    diff_possible = prev is not None and prev.event in fmt.LOCALS_EVENTS
-    # "n" <|stack_sep|> [[...], ..., [f, n]] for each line n: the stack ends on the frame's line.
-    rules += [f'ls_{n}: "{n}" {tok(fmt.STACK)} "[" (item ", "){{0,{MAX_STACK - 1}}} "[" FN ", {n}]]"' for n in lines]
+    # "n" <|stack_sep|> [[...], ..., [f, n]] for each line n: the stack ends on the frame's line, in a
+    # function that can be on that line (as the constraint module's ProgramFacts.may_be_in says).
+    last_item: dict[frozenset[str], str] = {}  # functions allowed on a line -> the rule naming them
+    for n in lines:
+        fits = frozenset(f for f in facts.functions if facts.may_be_in(f, n))
+        if fits not in last_item:
+            last_item[fits] = f"fn_{len(last_item)}"
+            rules.append(f"{last_item[fits]}: " + _alternatives(['"' + f + '"' for f in sorted(fits)]))
+        rules.append(f'ls_{n}: "{n}" {tok(fmt.STACK)} "[" (item ", "){{0,{MAX_STACK - 1}}} "[" '
+                     f'{last_item[fits]} ", {n}]]"')
     rules.append("with_stack: " + (" | ".join(f"ls_{n}" for n in lines) or '"\\u0000never"'))
-    head_any = "(with_stack | LINE)" if stack_optional else "with_stack"
+    # Without a stack the frame continues the previous one: only on lines its function can be on.
+    same_frame = [] if prev is None or prev.exit is not None or not prev.stack else \
+        [n for n in lines if facts.may_be_in(prev.stack[-1].function, n)]
+    if same_frame:
+        rules.append(f"same_line: {_alternatives([str(n) for n in same_frame])}")
+    head_any = "(with_stack | same_line)" if same_frame else "with_stack"
+    diff_possible = prev is not None and prev.event in fmt.LOCALS_EVENTS
     frames = []
     for (inv, event), token in fmt.EVENT_TOKENS.items():
         if inv != inverse:
             continue
         start = f"{tok(token)} {tok(fmt.LINENO)}"
         if event == "line" and not inverse:  # forward line: locals come before the source
-            no_stack = f" | LINE {tok(fmt.ARG)} {'locals_diff' if diff_possible else 'locals_full'}" if stack_optional else ""
+            locals_ = "locals_diff" if diff_possible else "locals_full"
+            no_stack = f" | same_line {tok(fmt.ARG)} {locals_}" if same_frame else ""
             frames.append(f"{start} (with_stack {tok(fmt.ARG)} locals_full{no_stack}) {tok(fmt.SRC)}")
         else:
             frames.append(f"{start} {head_any} {tok(fmt.SRC)}")
@@ -181,11 +194,25 @@ class VLLMModel:
             model=str(path), tokenizer=str(path), dtype="float32", max_model_len=self.max_context,
             enforce_eager=device == "cpu", seed=seed, enable_prefix_caching=True,
             structured_outputs_config={"backend": "xgrammar", "disable_any_whitespace": True},
+            # Not the checkpoint's generation_config.json: it lists the frame terminators as end tokens,
+            # and vLLM masks stop tokens out of a grammar until the grammar is complete.
+            generation_config=self._generation_config_dir(),
         )
         self.lock = threading.Lock()
         self.generations = 0
         self.cached_tokens = 0
         self.prompt_tokens = 0
+
+    def _generation_config_dir(self) -> str:
+        """A generation config whose only end token is end-of-text (see the LLM call)."""
+        import json
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="ndb-vllm-generation-")
+        ends = sorted(self.end_ids)
+        config = {"eos_token_id": ends[0] if len(ends) == 1 else ends, "do_sample": False}
+        (Path(folder) / "generation_config.json").write_text(json.dumps(config))
+        return folder
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
