@@ -42,7 +42,7 @@ class ProgramFacts:
         names: set[str] = {".0", "__class__"}  # a comprehension's iterator; the cell super() uses
         functions: set[str] = {"<module>"}
         spans: dict[str, set[int]] = {}
-        frame_kinds = {ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>", ast.DictComp: "<dictcomp>",
+        frame_kinds: dict[type, str] = {ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>", ast.DictComp: "<dictcomp>",
                        ast.GeneratorExp: "<genexpr>", ast.Lambda: "<lambda>"}
         try:
             tree = ast.parse(program.source)
@@ -60,7 +60,7 @@ class ProgramFacts:
                 spans.setdefault(node.name, set()).update(range(first, (node.end_lineno or node.lineno) + 1))
             elif isinstance(node, ast.alias):
                 names.add((node.asname or node.name).split(".")[0])
-            elif type(node) in frame_kinds:  # frames of their own: only where the program has them
+            elif isinstance(node, ast.expr) and type(node) in frame_kinds:  # frames of their own, where they are
                 name = frame_kinds[type(node)]
                 functions.add(name)
                 spans.setdefault(name, set()).update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
