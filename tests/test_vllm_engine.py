@@ -6,6 +6,7 @@ CPU, see ../shared/docs/vllm-on-cpu.md) and runs this file there. Elsewhere it s
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from collections.abc import Iterator
@@ -37,7 +38,15 @@ FACT = "def fact(n):\n    if n <= 1:\n        return 1\n    return n * fact(n - 
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_checkpoint(tmp_path_factory.mktemp("vllm-model"))
+    ckpt = build_tiny_checkpoint(tmp_path_factory.mktemp("vllm-model"))
+    # As the shipped checkpoint does: the frame terminators listed as end tokens in generation_config.json
+    # (vLLM must not treat them as stop tokens, or its grammar masks them out).
+    config = json.loads((ckpt / "generation_config.json").read_text())
+    vocab = json.loads((ckpt / "tokenizer.json").read_text())["added_tokens"]
+    ids = {t["content"]: t["id"] for t in vocab}
+    config["eos_token_id"] = [config["eos_token_id"], ids[fmt.END_OF_FRAME], ids[fmt.TRACE_END]]
+    (ckpt / "generation_config.json").write_text(json.dumps(config))
+    return ckpt
 
 
 @pytest.fixture(scope="module")
