@@ -31,6 +31,10 @@ class ProgramFacts:
     functions: frozenset[str]  # code names a frame can have
     spans: dict[str, frozenset[int]]  # def name -> the lines of its definition(s), decorators included
 
+    @property
+    def frame_lines(self) -> list[int]:
+        return [n for n in self.lines if any(self.may_be_in(f, n) for f in self.functions)]
+
     def may_be_in(self, function: str, line: int) -> bool:
         """Whether a frame of `function` can be on `line` (unknown names, e.g. <module>, allow any)."""
         span = self.spans.get(function)
@@ -68,6 +72,8 @@ class ProgramFacts:
                 names.add(node.name)
             elif isinstance(node, ast.Global | ast.Nonlocal):
                 names.update(node.names)
+        if program.entry is not None:
+            functions.discard("<module>")  # entry mode traces from the entry call: no module frame
         return cls(
             lines=lines, names=frozenset(names), functions=frozenset(functions),
             spans={name: frozenset(span) for name, span in spans.items()},
@@ -423,8 +429,8 @@ class FrameConstraint:
 
     def _new_slot(self, kind: str | None) -> Slot | None:
         facts = self.facts
-        if kind == "line":
-            return Choice(frozenset(str(n).encode() for n in facts.lines))
+        if kind == "line":  # lines some frame of the program can be on
+            return Choice(frozenset(str(n).encode() for n in facts.frame_lines))
         if kind == "stack":
             return Stack(
                 functions=frozenset(f.encode() for f in facts.functions),
