@@ -11,15 +11,17 @@ differs is how a frame is produced:
   program (`frame_grammar`) masks the logits in vLLM (xgrammar): the frame structure with the format's
   special tokens as single tokens, the program's line numbers, a stack of at most 32 of the program's
   functions that ends on the frame's line, JSON locals keyed by the program's names, the diff marker only
-  where a diff is allowed, JSON strings that never contain `<|`. A frame is generated in two requests, split at `<|src_sep|>`: the source line that follows
-  is not generated but appended as tokens (as the transformers engine feeds it), so both engines see
-  the same token sequence. The constraint module then replays the tokens: it checks the frame (what the
-  grammar does not say: each key at most once, strings of at most 240 bytes) and tells which variable
-  each token belongs to.
+  where a diff is allowed, JSON strings that never contain `<|`. A frame is generated in two requests,
+  split at `<|src_sep|>`: the source line that follows is not generated but appended as tokens (as the
+  transformers engine feeds it), so both engines see the same token sequence. The constraint module
+  then replays the tokens: it checks the frame (what the grammar does not say: each key at most once,
+  strings of at most 240 bytes) and tells which variable each token belongs to. The grammar cannot
+  make vLLM match the transformers engine everywhere: see docs/worker.md (an xgrammar mask bug among
+  others).
 - **Logprobs** (`SamplingParams(logprobs=0)`: the chosen tokens' log-probabilities) give the per-variable
   confidence, summed per variable as the transformers engine does. One difference: vLLM applies the
   grammar's mask before computing log-probabilities, so they are renormalized over the tokens the
-  grammar allows (the transformers engine uses the unmasked distribution); greedy choices are the same.
+  grammar allows (the transformers engine uses the unmasked distribution).
 
 Batching: every operation is a generator yielding `Generation` requests; the worker's BatchRunner sends
 all sessions' pending requests to one `LLM.generate` call (vLLM batches them on the device).
