@@ -8,12 +8,14 @@ for a bad prediction: they return a State whose `error` says what went wrong.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Literal
+from collections.abc import Generator
+from typing import Any, Literal, TypeVar
 
 from model_backend.program import Program
 from model_backend.state import Action, State
 
 StartAt = Literal["entry", "exit"]
+T = TypeVar("T")
 
 
 class EngineError(RuntimeError):
@@ -57,3 +59,53 @@ class Engine(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (processes, connections)."""
+
+
+class StepwiseEngine(Engine):
+    """An engine whose operations are generators (`*_steps`) that yield work for the model and receive
+    its answer; `run` drives one of them alone. The model worker drives many sessions' generators at
+    once instead. Subclasses supply the generators, `run`, and keep `_state` current."""
+
+    _state: State | None = None
+
+    @abstractmethod
+    def run(self, op: Generator[Any, Any, T]) -> T:
+        """Drive one operation to its end and return its result."""
+
+    @abstractmethod
+    def start_steps(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> Generator[Any, Any, State]: ...
+
+    @abstractmethod
+    def step_steps(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> Generator[Any, Any, State]: ...
+
+    @abstractmethod
+    def set_variable_steps(self, name: str, value: str) -> Generator[Any, Any, State]: ...
+
+    @abstractmethod
+    def resume_steps(self, program: Program, history: list[State], inverse: bool) -> Generator[Any, Any, State]: ...
+
+    @abstractmethod
+    def sample_steps(self, action: Action, k: int) -> Generator[Any, Any, list[State]]: ...
+
+    def start(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> State:
+        return self.run(self.start_steps(program, at, known_exit))
+
+    @property
+    def state(self) -> State:
+        if self._state is None:
+            raise EngineError("the engine has not been started")
+        return self._state
+
+    def step(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> State:
+        return self.run(self.step_steps(action, breakpoints))
+
+    def set_variable(self, name: str, value: str) -> State:
+        return self.run(self.set_variable_steps(name, value))
+
+    def resume(self, program: Program, history: list[State], inverse: bool) -> State:
+        """Start at a given state (the last of `history`), e.g. to re-open a session elsewhere."""
+        return self.run(self.resume_steps(program, history, inverse))
+
+    def sample(self, action: Action, k: int) -> list[State]:
+        """k sampled predictions of the state `action` leads to; the current state does not move."""
+        return self.run(self.sample_steps(action, k))

@@ -30,7 +30,7 @@ import torch
 from transformers import AutoTokenizer, DynamicCache, LlamaForCausalLM, PreTrainedTokenizerBase
 
 from model_backend import trace_format as fmt
-from model_backend.engine.base import Engine, EngineError, StartAt
+from model_backend.engine.base import Engine, EngineError, StartAt, StepwiseEngine
 from model_backend.engine.constraint import FrameConstraint, Locals, ProgramFacts
 from model_backend.engine.initial import initial_state
 from model_backend.program import Program
@@ -126,7 +126,7 @@ class Generated:
         return {name: math.exp(self.logprobs[name]) if name in self.logprobs else unchanged for name in state.locals}
 
 
-class NeuralEngine(Engine):
+class NeuralEngine(StepwiseEngine):
     name = "neural"
 
     def __init__(self, loaded: LoadedModel) -> None:
@@ -142,30 +142,7 @@ class NeuralEngine(Engine):
         self.last_logits: torch.Tensor | None = None
         self.context_ids: list[int] = []  # the token ids in the cache, in order (for checks and tests)
 
-    # ---- interface ---------------------------------------------------------------------------
-    def start(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> State:
-        return self.run(self.start_steps(program, at, known_exit))
-
-    @property
-    def state(self) -> State:
-        if self._state is None:
-            raise EngineError("the engine has not been started")
-        return self._state
-
-    def step(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> State:
-        return self.run(self.step_steps(action, breakpoints))
-
-    def set_variable(self, name: str, value: str) -> State:
-        return self.run(self.set_variable_steps(name, value))
-
-    def resume(self, program: Program, history: list[State], inverse: bool) -> State:
-        """Start at a given state (the last of `history`), e.g. to re-open a session elsewhere."""
-        return self.run(self.resume_steps(program, history, inverse))
-
-    def sample(self, action: Action, k: int) -> list[State]:
-        """k sampled predictions of the state `action` leads to; the current state does not move."""
-        return self.run(self.sample_steps(action, k))
-
+    # ---- interface: start/step/state/... come from StepwiseEngine, driven by run -------------------
     def run(self, op: Feed[T]) -> T:
         """Drive an operation with one forward pass per feed on this session's own cache."""
         with self.m.lock, torch.inference_mode():

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from model_backend import trace_format as fmt
-from model_backend.engine.base import Engine, EngineError, StartAt
+from model_backend.engine.base import EngineError, StartAt, StepwiseEngine
 from model_backend.engine.constraint import MAX_STACK, FrameConstraint, ProgramFacts
 from model_backend.engine.initial import initial_state
 from model_backend.engine.neural import (
@@ -255,7 +255,7 @@ class VLLMModel:
         return results
 
 
-class VLLMEngine(Engine):
+class VLLMEngine(StepwiseEngine):
     """One debugging session on a shared VLLMModel."""
 
     name = "vllm"
@@ -270,28 +270,7 @@ class VLLMEngine(Engine):
         self.history: list[State] = []
         self._state: State | None = None
 
-    # ---- interface -------------------------------------------------------------------------------
-    def start(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> State:
-        return self.run(self.start_steps(program, at, known_exit))
-
-    @property
-    def state(self) -> State:
-        if self._state is None:
-            raise EngineError("the engine has not been started")
-        return self._state
-
-    def step(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> State:
-        return self.run(self.step_steps(action, breakpoints))
-
-    def set_variable(self, name: str, value: str) -> State:
-        return self.run(self.set_variable_steps(name, value))
-
-    def resume(self, program: Program, history: list[State], inverse: bool) -> State:
-        return self.run(self.resume_steps(program, history, inverse))
-
-    def sample(self, action: Action, k: int) -> list[State]:
-        return self.run(self.sample_steps(action, k))
-
+    # ---- interface: start/step/state/... come from StepwiseEngine, driven by run -------------------
     def run(self, op: Op[T]) -> T:
         """Drive an operation alone, one vLLM call per generation."""
         with self.vm.lock:
