@@ -22,13 +22,11 @@ os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from model_backend import trace_format as fmt  # noqa: E402
-from model_backend.engine.constraint import FrameConstraint, ProgramFacts  # noqa: E402
-from model_backend.engine.neural import LoadedModel, NeuralEngine, index_vocabulary  # noqa: E402
+from model_backend.engine.neural import LoadedModel, NeuralEngine  # noqa: E402
 from model_backend.program import Program  # noqa: E402
-from model_backend.sampler import sample_forward, sample_inverse  # noqa: E402
 from model_backend.state import Action, State  # noqa: E402
-from model_backend.worker.vllm_engine import VLLMEngine, VLLMModel, frame_grammar  # noqa: E402
-from tests.corpus import corpus, traced  # noqa: E402
+from model_backend.worker.vllm_engine import VLLMEngine, VLLMModel  # noqa: E402
+from tests.corpus import corpus  # noqa: E402
 from tests.worker_model import build_tiny_checkpoint  # noqa: E402
 
 pytestmark = pytest.mark.timeout(900)
@@ -68,88 +66,47 @@ def without_confidence(states: list[State]) -> list[State]:
     return [s.model_copy(update={"confidence": None}) for s in states]
 
 
-def consistent_confidences(ours: list[State], theirs: list[State]) -> bool:
-    """vLLM's log-probabilities are renormalized over what the grammar allows, so never below the
-    transformers engine's (unmasked) ones for the same tokens."""
+def same_confidences(ours: list[State], theirs: list[State]) -> bool:
+    """Both engines sum the same tokens' log-probabilities (log-softmax of the unmasked logits); only the
+    float32 arithmetic of the two implementations differs."""
     for x, y in zip(ours, theirs, strict=True):
         if (x.confidence is None) != (y.confidence is None):
             return False
         if x.confidence and y.confidence:
             if x.confidence.keys() != y.confidence.keys():
                 return False
-            if any(not y.confidence[k] - 1e-4 <= x.confidence[k] <= 1 + 1e-6 for k in x.confidence):
+            if any(abs(x.confidence[k] - y.confidence[k]) > 1e-3 for k in x.confidence):
                 return False
     return True
 
 
-def test_the_grammar_accepts_every_real_frame(checkpoint: Path) -> None:
-    """Frames of real traces, tokenized, split at <|src_sep|> as the engine generates them."""
-    import xgrammar as xgr
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(str(checkpoint))
-    special, table = index_vocabulary(tok, len(tok))
-    by_id = {i: t for t, i in special.items()}
-    compiler = xgr.GrammarCompiler(xgr.TokenizerInfo.from_huggingface(tok, vocab_size=len(tok)))
-    checked = 0
-    for item in corpus()[::6]:
-        program, result = traced(item.name)
-        facts = ProgramFacts.of(program)
-        for inverse in (False, True):
-            steps = (sample_inverse if inverse else sample_forward)(program, result, random.Random(1))
-            prev = steps[0][0]
-            for state, _ in steps[1:]:
-                ids = tok.encode(fmt.frame_target(state, prev, inverse), add_special_tokens=False)[1:]
-                constraint = FrameConstraint(facts, prev, inverse)
-                matcher = xgr.GrammarMatcher(compiler.compile_lark(frame_grammar(facts, special, prev, inverse)))
-                i = 0
-                while not constraint.done:
-                    assert i < len(ids), f"{item.name}: the frame ended early"
-                    assert matcher.accept_token(ids[i]), (item.name, tok.convert_ids_to_tokens(ids[: i + 1]))
-                    if ids[i] in by_id:
-                        constraint.push_special(by_id[ids[i]])
-                    else:
-                        data = table[ids[i]]
-                        assert data is not None
-                        constraint.push_text(data)
-                    i += 1
-                    if constraint.slot_kind == "src":
-                        forced = tok.encode(constraint.forced_text(), add_special_tokens=False)
-                        assert ids[i : i + len(forced)] == forced
-                        i += len(forced)
-                        constraint.push_forced()
-                        tail = frame_grammar(facts, special, prev, inverse, tail_of=constraint)
-                        matcher = xgr.GrammarMatcher(compiler.compile_lark(tail))
-                checked += 1
-                prev = state
-    assert checked > 50
+def writes_a_stack(states: list[State]) -> int:
+    """How many predicted frames write a stack (a scope change): the frames xgrammar could not produce."""
+    return sum(1 for prev, state in zip(states, states[1:], strict=False) if state.exit is None and prev.exit is None
+               and not fmt._same_frame(prev, state.stack, state.depth))
 
 
-def until_a_stack_is_written(states: list[State]) -> int:
-    """How many states come before the first one whose frame writes a stack (a scope change).
-
-    xgrammar's mask leaves out `[["`, the first token of a written stack (docs/worker.md), so vLLM cannot
-    follow the transformers engine there; before it, the two must agree exactly."""
-    for i in range(1, len(states)):
-        prev, state = states[i - 1], states[i]
-        if state.exit is None and not fmt._same_frame(prev, state.stack, state.depth):
-            return i
-    return len(states)
-
-
-def test_vllm_gives_the_transformers_engines_greedy_states(vm: VLLMModel, checkpoint: Path) -> None:
-    loaded = LoadedModel.load(checkpoint)
-    compared = 0
+def compare_engines(vm: VLLMModel, loaded: LoadedModel, seed: int) -> tuple[int, int]:
+    """Run both engines greedily over the test programs; assert equal states and confidences.
+    Returns (predicted states compared, frames among them that write a stack)."""
+    compared = stacks = 0
     for index, program in enumerate(programs()):
-        actions = plan(index, 5)
+        actions = plan(seed + index, 8)
         ours, theirs = VLLMEngine(vm), NeuralEngine(loaded)
         got = [ours.start(program)] + [ours.step(a) for a in actions]
         want = [theirs.start(program)] + [theirs.step(a) for a in actions]
-        n = until_a_stack_is_written(want)
-        assert without_confidence(got[:n]) == without_confidence(want[:n]), program.path
-        assert consistent_confidences(got[:n], want[:n]), program.path
-        compared += n - 1
-    assert compared >= 4  # predicted states compared (the first states are given)
+        assert without_confidence(got) == without_confidence(want), program.path
+        assert same_confidences(got, want), program.path
+        compared += len(actions)
+        stacks += writes_a_stack(want)
+    return compared, stacks
+
+
+@pytest.mark.parametrize("seed", [0, 100])
+def test_vllm_gives_the_transformers_engines_greedy_states(vm: VLLMModel, checkpoint: Path, seed: int) -> None:
+    compared, stacks = compare_engines(vm, LoadedModel.load(checkpoint), seed)
+    assert compared >= 32
+    assert stacks > 0  # frames that write a stack were compared too
     assert vm.cached_tokens > 0  # prefix caching answered part of the prompts
 
 
@@ -189,3 +146,11 @@ def test_worker_backend_batches_vllm_sessions(vm: VLLMModel) -> None:
         runner.stop()
     assert [without_confidence(t) for t in together] == alone
     assert runner.max_seen_batch > 1
+
+
+def test_vllm_gives_the_transformers_engines_states_on_the_shipped_model() -> None:
+    """The issue's check: the shipped checkpoint, greedy, every predicted state and its confidences."""
+    from model_backend.engine.neural import DEFAULT_CHECKPOINT
+
+    compared, stacks = compare_engines(VLLMModel(DEFAULT_CHECKPOINT), LoadedModel.load(DEFAULT_CHECKPOINT), 7)
+    assert compared == 32 and stacks > 0

@@ -19,7 +19,6 @@ sessions at once, one forward pass over all their next tokens.
 from __future__ import annotations
 
 import ast
-import math
 import threading
 from collections.abc import Generator
 from dataclasses import dataclass, field
@@ -31,7 +30,8 @@ from transformers import AutoTokenizer, DynamicCache, LlamaForCausalLM, PreTrain
 
 from model_backend import trace_format as fmt
 from model_backend.engine.base import Engine, EngineError, StartAt, StepwiseEngine
-from model_backend.engine.constraint import FrameConstraint, Locals, ProgramFacts
+from model_backend.engine.constraint import FrameConstraint, ProgramFacts
+from model_backend.engine.decoding import FrameDecoder, Generated, Vocabulary
 from model_backend.engine.initial import initial_state
 from model_backend.program import Program
 from model_backend.state import Action, State
@@ -113,17 +113,9 @@ class LoadedModel:
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
 
-
-@dataclass
-class Generated:
-    text: str
-    logprobs: dict[str, float]  # variable name (or "..") -> summed log-probability of its tokens
-
-    def confidence(self, state: State) -> dict[str, float]:
-        """name -> probability the model gave to that variable's predicted value. Variables carried
-        over through the `".."` marker get the marker's probability."""
-        unchanged = math.exp(self.logprobs.get("..", 0.0))
-        return {name: math.exp(self.logprobs[name]) if name in self.logprobs else unchanged for name in state.locals}
+    @property
+    def vocabulary(self) -> Vocabulary:
+        return Vocabulary(self.special_ids, self.token_bytes, self.encode)
 
 
 class NeuralEngine(StepwiseEngine):
@@ -321,65 +313,18 @@ class NeuralEngine(StepwiseEngine):
 
     def _generate_frame_steps(self, prev: State, sample: bool) -> Feed[Generated | None]:
         assert self.facts is not None
-        constraint = FrameConstraint(self.facts, prev, self.inverse)
-        special = self.m.special_ids
-        by_id = {i: t for t, i in special.items()}
-        yield from self._feed_steps([special[fmt.FRAME]])
-        text = [fmt.FRAME]
-        scores: dict[str, float] = {}
+        decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse), self.m.vocabulary, sample)
+        yield from self._feed_steps([self.m.special_ids[fmt.FRAME]])
         for _ in range(MAX_FRAME_TOKENS):
-            if constraint.done:
-                return Generated("".join(text), scores)
-            forced = constraint.forced_text()
+            if decoder.done:
+                return decoder.result()
+            forced = decoder.take_forced()
             if forced is not None:
-                yield from self._feed_steps(self.m.encode(forced))
-                constraint.push_forced()
-                text.append(forced)
+                yield from self._feed_steps(forced)
                 continue
             assert self.last_logits is not None
-            token_id, logprob = self._choose(constraint, self.last_logits, by_id, sample)
-            key = _locals_key(constraint)
-            if token_id in by_id:
-                constraint.push_special(by_id[token_id])
-                text.append(by_id[token_id])
-            else:
-                data = self.m.token_bytes[token_id]
-                assert data is not None
-                constraint.push_text(data)
-                text.append(data.decode("utf-8", "replace"))
-            if key is not None:
-                scores[key] = scores.get(key, 0.0) + logprob
-            yield from self._feed_steps([token_id])
+            yield from self._feed_steps([decoder.choose(self.last_logits)])
         return None
-
-    def _choose(
-        self, constraint: FrameConstraint, logits: torch.Tensor, by_id: dict[int, str], sample: bool
-    ) -> tuple[int, float]:
-        """The best (or a sampled) token that the grammar allows, and its log-probability."""
-        logprobs = torch.log_softmax(logits, dim=-1)
-        allowed_specials = {self.m.special_ids[t] for t in constraint.allowed_specials()}
-        if sample:
-            order = torch.multinomial(torch.softmax(logits, dim=-1), num_samples=64, replacement=False).tolist()
-        else:
-            order = []
-        order += torch.argsort(logits, descending=True).tolist()
-        for token_id in order:
-            if token_id in by_id:
-                if token_id in allowed_specials:
-                    return token_id, float(logprobs[token_id])
-                continue
-            data = self.m.token_bytes[token_id] if token_id < len(self.m.token_bytes) else None
-            if data and constraint.accepts_text(data):
-                return token_id, float(logprobs[token_id])
-        raise EngineError("the grammar allows no token here (tokenizer lacks single-byte tokens?)")
-
-
-def _locals_key(constraint: FrameConstraint) -> str | None:
-    """Which variable the next token belongs to, for per-variable confidence."""
-    slot = constraint.slot
-    if isinstance(slot, Locals) and slot.phase in (2, 3, 4, 5, 6) and slot.key:
-        return slot.key.decode("utf-8", "replace")
-    return None
 
 
 def create_neural_engine(model: str | None = None, worker: str | None = None) -> Engine:

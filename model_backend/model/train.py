@@ -81,6 +81,7 @@ class TrainConfig:
     threads: int | None = None  # torch CPU threads; None: all cores
     export_dtype: Literal["float32", "bfloat16"] = "float32"
     progress: bool = True
+    init_from: str | None = None  # a model directory whose weights start the run (a fresh optimizer and schedule)
 
     def check(self) -> None:
         if self.model_name not in SHAPES:
@@ -419,6 +420,25 @@ def plot_losses(log: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def _load_weights(model: nn.Module, model_dir: Path) -> None:
+    """Start from another run's exported weights (same shape and vocabulary), e.g. to continue training
+    the shipped model with a new schedule."""
+    from safetensors.torch import load_file
+
+    files = sorted(model_dir.glob("*.safetensors"))
+    if not files:
+        raise FileNotFoundError(f"--init-from {model_dir}: no *.safetensors files")
+    weights: dict[str, torch.Tensor] = {}
+    for f in files:
+        weights.update(load_file(str(f)))
+    if "lm_head.weight" not in weights and "model.embed_tokens.weight" in weights:
+        weights["lm_head.weight"] = weights["model.embed_tokens.weight"]  # tied embeddings are saved once
+    try:
+        model.load_state_dict({k: v.float() for k, v in weights.items()}, strict=True)
+    except RuntimeError as exc:
+        raise ValueError(f"--init-from {model_dir} does not fit this model shape and vocabulary: {exc}") from exc
+
+
 def _write_json(path: Path, obj: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(obj, indent=1))
@@ -562,6 +582,8 @@ class _Trainer:
         set_seed(cfg.seed)
         config = make_config(cfg.model_name, tokenizer, max_position_embeddings=max(2048, cfg.seq_len))
         model = LlamaForCausalLM(config)
+        if cfg.init_from and not (cfg.resume and (last / STATE_FILE).exists()):
+            _load_weights(model, Path(cfg.init_from))
         n_params = sum(p.numel() for p in model.parameters())
         loss_model = CausalLMLoss(model)
         optimizer = torch.optim.AdamW(
