@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck pytest demo bench clean vscode-build vscode-package vsix vscode-test test-vllm
+.PHONY: install test lint typecheck pytest demo bench eval clean vscode-build vscode-package vsix vscode-test test-vllm
 
 install: $(STAMP)
 
@@ -32,6 +32,21 @@ demo: install
 bench: install
 	$(BIN)/ndb bench tracer
 	$(BIN)/ndb bench dap examples/loop.py --steps 300
+
+# --- The figures of docs/results.md (the shipped model; about 25 minutes on 2 cores) ---
+DATA ?= data_out/v1
+CRUX := ../shared/data/cruxeval_dev.jsonl
+RESULTS := docs/results
+
+$(DATA)/manifest.json: | install
+	$(BIN)/ndb data build --out $(DATA) --seed 0 --programs 6000 --workers 2
+
+eval: install $(DATA)/manifest.json
+	$(BIN)/ndb eval next-state --data $(DATA) --limit 200 --json $(RESULTS)/next_state.json --plots $(RESULTS) | tee $(RESULTS)/next_state.txt
+	$(BIN)/ndb eval cruxeval --data $(CRUX) --task output --via step_return --json $(RESULTS)/cruxeval_output_step_return.json | tee $(RESULTS)/cruxeval_output_step_return.txt
+	$(BIN)/ndb eval cruxeval --data $(CRUX) --task output --via breakpoint --json $(RESULTS)/cruxeval_output_breakpoint.json | tee $(RESULTS)/cruxeval_output_breakpoint.txt
+	$(BIN)/ndb eval cruxeval --data $(CRUX) --task input --json $(RESULTS)/cruxeval_input.json | tee $(RESULTS)/cruxeval_input.txt
+	$(BIN)/ndb eval cruxeval --data $(CRUX) --task output --via steps --limit 40 --json $(RESULTS)/cruxeval_output_steps.json | tee $(RESULTS)/cruxeval_output_steps.txt
 
 # --- VS Code extension (vscode-extension/) ---
 EXT := vscode-extension

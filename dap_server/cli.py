@@ -64,12 +64,13 @@ def debug(
     engine: Annotated[str, typer.Option("--engine", help="neural (default) or oracle")] = "neural",
     model: Annotated[str | None, typer.Option("--model", help="Checkpoint directory (default: the shipped model).")] = None,
     worker: Annotated[str | None, typer.Option("--worker", help="ws:// URL of a model worker.")] = None,
+    args: Annotated[list[str] | None, typer.Argument(help="Program arguments (sys.argv[1:] of the oracle's run), after --.")] = None,
 ) -> None:
     """Debug PROGRAM in the terminal with pdb's commands, plus `back` and `rc` to step backwards."""
     from dap_server.terminal import run_terminal
 
     backend_cli.load_program(program, entry)  # a bad path or syntax error: one line, exit 2
-    raise typer.Exit(run_terminal(str(program), entry, engine, model, worker))
+    raise typer.Exit(run_terminal(str(program), entry, engine, model, worker, argv=args or []))
 
 
 def main() -> None:

@@ -132,11 +132,10 @@ class DebugCore:
         self._state: State | None = None
         self.returned: tuple[str, str] | None = None  # debugpy style: the return value just stepped past
         self._uncaught_reported: tuple[Any, ...] | None = None
-        self._launch: tuple[str, str | None, str, str | None, str | None] | None = None
 
     # ---- lifecycle -----------------------------------------------------------------------------
     def launch(self, program: str, entry: str | None = None, engine: str = "neural", model: str | None = None,
-               worker: str | None = None, cwd: str | None = None) -> Stop:
+               worker: str | None = None, cwd: str | None = None, argv: list[str] | None = None) -> Stop:
         """Load the program, start an engine on it, and return the first state (reason entry)."""
         from model_backend.program import ProgramError
 
@@ -144,7 +143,7 @@ class DebugCore:
         if cwd and not path.is_absolute():
             path = Path(cwd).expanduser() / path
         try:
-            loaded = Program.load(path, entry)
+            loaded = Program.load(path, entry, argv)
         except ProgramError as exc:
             raise CoreError(str(exc)) from None
         try:
@@ -153,7 +152,6 @@ class DebugCore:
             raise CoreError(f"cannot start the {engine} engine: {exc}") from None
         self.close()
         self.engine, self.engine_name, self.program = new_engine, engine, loaded
-        self._launch = (str(path), entry, engine, model, worker)
         self.breakpoints.set_source(loaded.source, loaded.path)
         return self._start()
 

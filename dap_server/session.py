@@ -248,14 +248,16 @@ class DAPSession:
         except ValidationError as exc:
             raise RequestFailed(f"invalid launch configuration: {describe_validation_error(exc, '')}") from None
         self.core.stepping = args.stepping
-        stop = self.core.launch(args.program, args.entry, args.engine, args.model, _worker_url(args), args.cwd)
+        stop = self.core.launch(args.program, args.entry, args.engine, args.model, _worker_url(args), args.cwd,
+                                args.args)
         self.launch_args = args
         self.launched = True
         self._entry_stop = stop
         for out in stop.outputs:
             self.output(out.text, out.category)
-        if args.args:
-            self.output(f"note: program arguments {args.args} are not passed to the engine (yet)\n")
+        if args.args and args.engine != "oracle":
+            self.output(f"note: program arguments {args.args} reach only the oracle engine's real run; "
+                        "the model predicts from the source and the entry expression alone\n")
         self._apply_pending_breakpoints()
         self._pending_launch = request
         self.event(dap.InitializedEvent(seq=0, type="event", event="initialized"))

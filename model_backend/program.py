@@ -16,9 +16,10 @@ class Program(BaseModel):
     source: str
     path: str = "<program>"  # shown in stack frames; the file is never executed from this path
     entry: str | None = None  # an expression such as `f([1, 2])`, evaluated after the script's definitions
+    argv: list[str] = []  # sys.argv[1:] for the oracle tracer's run; the model never sees them
 
     @classmethod
-    def load(cls, path: str | Path, entry: str | None = None) -> Program:
+    def load(cls, path: str | Path, entry: str | None = None, argv: list[str] | None = None) -> Program:
         p = Path(path)
         try:
             source = p.read_text(encoding="utf-8")
@@ -26,7 +27,7 @@ class Program(BaseModel):
             raise ProgramError(f"no such file: {path}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ProgramError(f"cannot read {path}: {exc}") from None
-        program = cls(source=source, path=str(p.resolve()), entry=entry)
+        program = cls(source=source, path=str(p.resolve()), entry=entry, argv=list(argv or []))
         program.check()
         return program
 

@@ -85,6 +85,7 @@ def run_trace(
             "path": program.path,
             "source": program.source,
             "entry": program.entry,
+            "argv": program.argv,
             "max_events": limits.max_events,
             "max_repr": limits.max_repr,
             "max_stdout": limits.max_stdout,

@@ -274,6 +274,7 @@ def main(request_path: str, out_fd: int) -> None:
     globals_ = module.__dict__
     sys.stdout = recorder.capture  # type: ignore[assignment]
     sys.stdin = io.StringIO("")  # closed input: input() raises EOFError
+    sys.argv = [path, *[str(a) for a in req.get("argv") or []]]  # as `python path args...` would set it
     _install_audit_hook(os.getcwd(), allowed)
 
     try:

@@ -378,6 +378,16 @@ def test_entry_expression_restart_and_terminate(tmp_path: Path) -> None:
         assert "ended" in after["message"]
 
 
+def test_launch_args_reach_the_oracle_run(tmp_path: Path) -> None:
+    program = tmp_path / "cli.py"
+    program.write_text("import sys\nwords = sys.argv[1:]\ncount = len(words)\n")
+    with stdio_session() as s:
+        with s.launch(program, args=["alpha", "beta"]):
+            s.set_breakpoints([3])
+        s.wait_for_stop("breakpoint")
+        assert s.get_variables()["words"] == "['alpha', 'beta']"
+
+
 def test_launch_errors_are_reported(tmp_path: Path) -> None:
     broken = tmp_path / "broken.py"
     broken.write_text("def f(:\n")

@@ -34,6 +34,13 @@ def test_module_mode_user_names_only_and_stdout() -> None:
     assert result.events[3].stdout == "hi [1, 2]\n"  # printed by line 3, seen at the next event
 
 
+def test_program_arguments_are_the_runs_sys_argv() -> None:
+    src = "import sys\nargs = sys.argv[1:]\nname = sys.argv[0]\n"
+    final = run_trace(Program(source=src, path="/tmp/argv.py", argv=["--n", "3"])).events[-1]
+    assert final.locals == {"args": "['--n', '3']", "name": "'/tmp/argv.py'"}
+    assert run_trace(Program(source=src, path="/tmp/argv.py")).events[-1].locals["args"] == "[]"
+
+
 def test_nested_calls_depth_and_stack() -> None:
     src = "def a(x):\n    return b(x) + 1\n\ndef b(y):\n    return y * 2\n\nz = a(3)\n"
     result = run_trace(Program(source=src, path="/tmp/n.py"))
