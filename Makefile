@@ -34,7 +34,7 @@ bench: install
 	$(BIN)/ndb bench dap examples/loop.py --steps 300
 
 # --- The figures of docs/results.md (the shipped model; about 25 minutes on 2 cores) ---
-DATA ?= data_out/v1
+DATA ?= data_out/v2
 CRUX := ../shared/data/cruxeval_dev.jsonl
 RESULTS := docs/results
 

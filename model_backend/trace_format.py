@@ -25,7 +25,7 @@ from model_backend.state import (
     StateEvent,
 )
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the header numbers the program's lines ("12|    x = 1")
 
 TRACE_START = "<|trace_context_start|>"
 VERSION = f"<|format_v{FORMAT_VERSION}|>"
@@ -156,9 +156,24 @@ def _locals_text(locals_: dict[str, str], base: dict[str, str] | None) -> str:
     return _json({DIFF_KEY: DIFF_KEY, **{k: v for k, v in locals_.items() if base.get(k) != v}})
 
 
+def number_lines(text: str) -> str:
+    """The program as the header writes it: `<|lineno_sep|>N<|src_sep|>` before each line, the way
+    frames write a line number and its source, so the model can read a line's number next to its text
+    (and match a frame's source line against the header) instead of counting newlines. Lines are what
+    Python's compiler counts (split at "\n"); each keeps its newline; the empty piece after a final
+    newline is no line. `text` is already escaped (escaping never touches newlines)."""
+    pieces = text.split("\n")
+    if pieces[-1] == "":
+        pieces.pop()
+        ends = ["\n"] * len(pieces)
+    else:
+        ends = ["\n"] * (len(pieces) - 1) + [""]
+    return "".join(f"{LINENO}{n}{SRC}{piece}{end}" for n, (piece, end) in enumerate(zip(pieces, ends, strict=True), 1))
+
+
 def serialize_header(program: Program) -> str:
     entry = "" if program.entry is None else ENTRY + _escape(program.entry)
-    return TRACE_START + VERSION + _escape(program.source) + entry + CODE_END
+    return TRACE_START + VERSION + number_lines(_escape(program.source)) + entry + CODE_END
 
 
 def serialize_frame(state: State, prev_state: State | None, inverse: bool) -> str:
@@ -369,12 +384,29 @@ def _action(cur: _Cursor) -> Action:
     return Action(kind=kind, lines=lines)
 
 
+def _source_lines(cur: _Cursor) -> str:
+    """The program from the header's numbered lines (see number_lines)."""
+    pieces: list[str] = []
+    while cur.peek() == LINENO:
+        if pieces and not pieces[-1].endswith("\n"):
+            raise _Fail("only the last line of the program may lack its newline", cur.items[cur.i][2])
+        n = cur.number(LINENO)
+        if n != len(pieces) + 1:
+            raise _Fail(f"program line {n} where line {len(pieces) + 1} was expected", cur.items[cur.i - 1][2])
+        _, piece, pos = cur.take(SRC)
+        if "\n" in piece[:-1]:
+            raise _Fail("a program line holds a newline", pos)
+        pieces.append(piece)
+    return "".join(pieces)
+
+
 def _parse(text: str) -> ParsedTrajectory:
     if not isinstance(text, str):
         raise _Fail("input is not a string", 0)
     cur = _Cursor(text)
     cur.bare(TRACE_START)
-    code = cur.text(VERSION)
+    cur.bare(VERSION)
+    code = _source_lines(cur)
     entry = cur.text(ENTRY) if cur.peek() == ENTRY else None
     cur.bare(CODE_END)
     steps: list[tuple[State, Action | None]] = []

@@ -249,3 +249,33 @@ def test_real_generators_tiny_build(tmp_path: Path) -> None:
     assert {"gen", "script"} <= set(manifest.sources)
     ids = {s: {r["function_id"] for r in iter_records(tmp_path / "gen", s)} for s in ("train", "heldout")}
     assert not ids["train"] & ids["heldout"]
+
+
+def _as_format_1(header: str) -> str:
+    """A format-2 header written as format 1 (raw source), to build a format-1 dataset for the converter."""
+    head = fmt.TRACE_START + fmt.VERSION
+    body = header[len(head):-len(fmt.CODE_END)]
+    lines, sep, entry = body.partition(fmt.ENTRY)
+    raw = "".join(piece.split(fmt.SRC, 1)[1] for piece in lines.split(fmt.LINENO)[1:])
+    return fmt.TRACE_START + "<|format_v1|>" + raw + sep + entry + fmt.CODE_END
+
+
+def test_convert_upgrades_a_format_1_dataset_to_what_build_writes(built: tuple[Path, build.Manifest], tmp_path: Path) -> None:
+    from model_backend.data.convert import ConvertError, convert_dataset, convert_header
+
+    out, manifest = built
+    old = tmp_path / "old"
+    old.mkdir()
+    for path in out.glob("*.jsonl"):
+        records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        for r in records:
+            r["segments"][0][0] = _as_format_1(r["segments"][0][0])
+        (old / path.name).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    settings = manifest.settings.model_copy(update={"format_version": 1})
+    (old / build.MANIFEST).write_text(manifest.model_copy(update={"settings": settings}).model_dump_json())
+    converted = convert_dataset(old, tmp_path / "new")
+    assert converted.settings.format_version == fmt.FORMAT_VERSION == 2
+    assert _files(tmp_path / "new") == _files(out)  # byte for byte what the build wrote
+    assert [s.sha256 for s in converted.shards] == [s.sha256 for s in manifest.shards]
+    with pytest.raises(ConvertError):
+        convert_header(fmt.TRACE_START + fmt.VERSION + fmt.CODE_END)  # already format 2

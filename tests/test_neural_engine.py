@@ -110,3 +110,41 @@ def test_initial_states_match_the_oracle_without_running_anything() -> None:
 def test_missing_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(EngineError, match="no model checkpoint"):
         LoadedModel.load(tmp_path)
+
+
+@pytest.mark.parametrize("sample", [False, True])
+def test_frame_job_redoes_a_choice_whose_token_vllm_dropped(random_model: LoadedModel, sample: bool) -> None:
+    """The vLLM logits processor's bookkeeping (no vLLM needed): a row sampled during a chunked prefill
+    gets a token that vLLM drops, then the same position is asked again with the real logits. The frame
+    must come out as if the dropped call never happened."""
+    from model_backend.engine.constraint import FrameConstraint, ProgramFacts
+    from model_backend.engine.decoding import FrameDecoder
+    from model_backend.worker.vllm_engine import FrameJob
+
+    program, result = traced("nested_calls")
+    prev = TraceMDP(result).state(0)
+    facts = ProgramFacts.of(program)
+    vocab = len(random_model.token_bytes)
+
+    def job() -> FrameJob:
+        generator = torch.Generator().manual_seed(5) if sample else None
+        decoder = FrameDecoder(FrameConstraint(facts, prev, False), random_model.vocabulary, sample, generator)
+        return FrameJob(decoder, end_id=0)
+
+    real = [torch.randn(vocab, generator=torch.Generator().manual_seed(k)) * 4 for k in range(200)]
+    garbage = [torch.randn(vocab, generator=torch.Generator().manual_seed(1000 + k)) * 4 for k in range(200)]
+    straight, dropping = job(), job()
+    for k in range(200):
+        a = straight.next_token(real[k], list(straight.token_ids))
+        emitted = list(dropping.token_ids)
+        if k % 3 == 0:  # a dropped sample first: vLLM asks again with the same emitted tokens
+            dropping.next_token(garbage[k], emitted)
+        b = dropping.next_token(real[k], emitted)
+        assert a == b
+        if a == 0:
+            break
+    assert straight.failed is None and dropping.failed is None
+    assert straight.decoder.done and dropping.token_ids == straight.token_ids
+    assert dropping.decoder.result() == straight.decoder.result()
+    straight.next_token(real[0], [*straight.token_ids, 7])  # vLLM went its own way: the frame fails
+    assert straight.failed is not None

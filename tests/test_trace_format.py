@@ -187,7 +187,8 @@ def test_berry_example_uses_diffs() -> None:
     states = trace(BERRY, 'count("berry", "r")')
     text = check_round_trip(Program(source=BERRY, entry='count("berry", "r")'), forward(states, "normal"), False)
     frames = text.split("<|frame_sep|>")
-    assert frames[0] == f"<|trace_context_start|><|format_v1|>{BERRY}<|entry_sep|>count(\"berry\", \"r\")<|code_end|>"
+    numbered = "".join(f"<|lineno_sep|>{n}<|src_sep|>{line}\n" for n, line in enumerate(BERRY.splitlines(), 1))
+    assert frames[0] == f"<|trace_context_start|><|format_v2|>{numbered}<|entry_sep|>count(\"berry\", \"r\")<|code_end|>"
     assert frames[1] == ("<|call_sep|><|lineno_sep|>1<|stack_sep|>[[\"count\", 1]]<|src_sep|>def count(s, t):"
                          "<|arg_sep|>{\"s\": \"'berry'\", \"t\": \"'r'\"}<|action_sep|><|step_into|>")
     assert frames[2] == '<|line_sep|><|lineno_sep|>2<|arg_sep|>{"..": ".."}<|src_sep|>    n = 0<|action_sep|><|step_into|>'
@@ -219,7 +220,7 @@ def test_exact_text_of_a_small_trace() -> None:
         (State.exit_state("error", "ValueError: bad"), None),
     ]
     assert check_round_trip(P, steps, False) == (
-        "<|trace_context_start|><|format_v1|>x = 1\n<|code_end|>"
+        "<|trace_context_start|><|format_v2|><|lineno_sep|>1<|src_sep|>x = 1\n<|code_end|>"
         '<|frame_sep|><|call_sep|><|lineno_sep|>1<|stack_sep|>[["f", 1]]<|src_sep|>l1<|arg_sep|>{"a": "1"}'
         "<|action_sep|><|step_into|>"
         '<|frame_sep|><|line_sep|><|lineno_sep|>2<|arg_sep|>{"..": "..", "b": "\'x\'"}<|src_sep|>l2'
@@ -237,7 +238,7 @@ def test_exact_text_inverse() -> None:
         (line(1, {"n": "1"}, event="call"), None),  # same frame, but inverse calls are always full
     ]
     assert check_round_trip(P, steps, True) == (
-        "<|trace_context_start|><|format_v1|>x = 1\n<|code_end|>"
+        "<|trace_context_start|><|format_v2|><|lineno_sep|>1<|src_sep|>x = 1\n<|code_end|>"
         '<|frame_sep|><|inv_return_sep|><|lineno_sep|>4<|stack_sep|>[["f", 4]]<|src_sep|>l4<|arg_sep|>"2"'
         '<|arg_sep|>{"n": "2"}<|action_sep|><|inv_step_over|>'
         '<|frame_sep|><|inv_line_sep|><|lineno_sep|>3<|src_sep|>l3<|arg_sep|>{"n": "1"}<|action_sep|><|inv_step_call|>'
@@ -311,7 +312,17 @@ def test_unserializable_steps_raise() -> None:
         serialize_action(Action(kind="continue", lines=(3,)))
 
 
-HEAD = "<|trace_context_start|><|format_v1|>x<|code_end|>"
+@pytest.mark.parametrize("source", ["", "x", "x\n", "\n", "a = 1\n\nb = 2\n", "a\n\n", "s = '<|frame_sep|>'\n",
+                                    "x = 1\x0c\ny = 2"])
+def test_header_numbers_every_line_and_round_trips(source: str) -> None:
+    header = serialize_header(Program(source=source, entry="f()"))
+    assert header.count("<|lineno_sep|>") == len(source.split("\n")) - (source.split("\n")[-1] == "")
+    parsed = parse(header)
+    assert not isinstance(parsed, FormatError), parsed
+    assert parsed.code == source and parsed.entry == "f()"
+
+
+HEAD = "<|trace_context_start|><|format_v2|><|lineno_sep|>1<|src_sep|>x<|code_end|>"
 CALL = '<|frame_sep|><|call_sep|><|lineno_sep|>1<|stack_sep|>[["f", 1]]<|src_sep|>s<|arg_sep|>{"a": "1"}<|action_sep|>'
 
 
@@ -336,7 +347,12 @@ CALL = '<|frame_sep|><|call_sep|><|lineno_sep|>1<|stack_sep|>[["f", 1]]<|src_sep
     (HEAD + "<|frame_sep|><|exit_normal|><|trace_end|><|frame_sep|>", "text after <|trace_end|>"),
     (HEAD + "<|frame_sep|><|exit_normal|><|action_sep|>", "got end of text"),
     (HEAD + "<|frame_sep|><|exit_normal|><|arg_sep|>3<|trace_end|>", "needs a JSON string"),
-    (HEAD + "<|format_v2|>", "unknown special token"),
+    (HEAD + "<|format_v1|>", "unknown special token"),
+    ("<|trace_context_start|><|format_v2|>x = 1<|code_end|>", "unexpected text after <|format_v2|>"),
+    ("<|trace_context_start|><|format_v2|><|lineno_sep|>2<|src_sep|>x<|code_end|>", "program line 2 where line 1"),
+    ("<|trace_context_start|><|format_v2|><|lineno_sep|>1<|src_sep|>x<|lineno_sep|>2<|src_sep|>y<|code_end|>",
+     "only the last line"),
+    ("<|trace_context_start|><|format_v2|><|lineno_sep|>1<|src_sep|>x\ny\n<|code_end|>", "holds a newline"),
     (HEAD + "<|frame_sep", "unknown special token"),
 ])
 def test_parse_errors(text: str, message: str) -> None:

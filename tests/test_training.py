@@ -261,6 +261,26 @@ def test_interrupted_run_resumes_the_same_schedule(dataset: tuple[Path, Path], t
     assert [r["step"] for r in fresh] == [1, 2]
 
 
+@pytest.mark.parametrize("source", ["final", "last"])
+def test_init_from_starts_at_another_runs_weights(dataset: tuple[Path, Path], tmp_path: Path, source: str) -> None:
+    data, tok_dir = dataset
+    args = {"batch_size": 4, "lr": 3e-3, "save_every": 4, "eval_every": 100, **FAST}
+    first: list[dict[str, Any]] = []
+    mtrain.train(data, tok_dir, tmp_path / "a", "tiny", max_steps=8, callback=first.append, **args)
+    again: list[dict[str, Any]] = []  # same data order (seed), so its first batch is the first run's first
+    mtrain.train(data, tok_dir, tmp_path / "b", "tiny", max_steps=1, lr=1e-12, callback=again.append,
+                 init_from=str(tmp_path / "a" / source), **{k: v for k, v in args.items() if k != "lr"})
+    fresh: list[dict[str, Any]] = []
+    mtrain.train(data, tok_dir, tmp_path / "c", "tiny", max_steps=1, callback=fresh.append, **args)
+    assert again[0]["step_loss"] < fresh[0]["step_loss"] - 0.05  # trained weights, not a new init
+    a = transformers.LlamaForCausalLM.from_pretrained(tmp_path / "a" / "final")
+    b = transformers.LlamaForCausalLM.from_pretrained(tmp_path / "b" / "final")
+    for (name, pa), (_, pb) in zip(a.named_parameters(), b.named_parameters(), strict=True):
+        assert torch.allclose(pa, pb, atol=1e-4), name  # an lr of 1e-12 leaves them where they started
+    with pytest.raises(ValueError, match="does not fit"):
+        mtrain.train(data, tok_dir, tmp_path / "d", "micro", max_steps=1, init_from=str(tmp_path / "a" / "final"), **args)
+
+
 def test_time_budget_stops_cleanly(dataset: tuple[Path, Path], tmp_path: Path) -> None:
     data, tok_dir = dataset
     log = mtrain.train(data, tok_dir, tmp_path / "run", "tiny", time_budget_minutes=0.03, batch_size=4,

@@ -110,6 +110,14 @@ def test_vllm_gives_the_transformers_engines_greedy_states(vm: VLLMModel, checkp
     assert vm.cached_tokens > 0  # prefix caching answered part of the prompts
 
 
+def test_chunked_prefill_gives_the_same_states(checkpoint: Path) -> None:
+    """vLLM samples (and drops) rows whose prompt is only partly computed; the processor must redo those
+    choices. A 32-token batch budget chunks every prompt."""
+    chunked = VLLMModel(checkpoint, max_num_batched_tokens=32, enable_chunked_prefill=True)
+    compared, _ = compare_engines(chunked, LoadedModel.load(checkpoint), 200)
+    assert compared >= 32
+
+
 def test_set_variable_sample_and_resume(vm: VLLMModel) -> None:
     engine = VLLMEngine(vm)
     state = engine.start(Program(source=FACT, entry="fact(3)"))

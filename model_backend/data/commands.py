@@ -1,7 +1,7 @@
 """`ndb data`: build the training dataset and train the tokenizer.
 
-    ndb data build --out data_out/v1 --seed 0 --programs 6000 --workers 2
-    ndb data tokenizer --data data_out/v1 [--vocab 2048] [--out DIR]
+    ndb data build --out data_out/v2 --seed 0 --programs 6000 --workers 2
+    ndb data tokenizer --data data_out/v2 [--vocab 2048] [--out DIR]
 """
 
 from __future__ import annotations
@@ -65,6 +65,24 @@ def register(app: typer.Typer) -> None:
             f"shards: {len(manifest.built)} built, {len(manifest.reused)} reused; {manifest.elapsed_s:.1f}s; "
             f"manifest: {Path(out) / 'manifest.json'}"
         )
+
+    @data_app.command("convert")
+    def convert(
+        data: Annotated[Path, typer.Option("--data", help="A format-1 dataset directory.")],
+        out: Annotated[Path, typer.Option("--out", help="Where to write the format-2 dataset.")],
+    ) -> None:
+        """Upgrade a format-1 dataset and its tokenizer to trace format 2 (numbered header lines), no re-tracing."""
+        from model_backend.data.convert import ConvertError, convert_dataset
+
+        if not (data / "manifest.json").is_file():
+            _fail(f"no dataset (manifest.json) in {data}")
+        start = time.monotonic()
+        try:
+            manifest = convert_dataset(data, out)
+        except (ConvertError, ValueError, OSError) as exc:
+            _fail(str(exc))
+            return
+        typer.echo(f"{len(manifest.shards)} shards converted to format 2 in {time.monotonic() - start:.1f}s: {out}")
 
     @data_app.command("tokenizer")
     def tokenizer(

@@ -9,6 +9,7 @@ source line) is taken as the tokenizer encodes it, never generated.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -94,6 +95,21 @@ class FrameDecoder:
         if key is not None:
             self.scores[key] = self.scores.get(key, 0.0) + float(logprobs[token_id])
         return token_id
+
+    def snapshot(self) -> tuple[object, ...]:
+        """What `restore` needs to undo the choices made after this point. The constraint's slots are
+        immutable values, so a shallow copy of it suffices."""
+        rng = self.generator.get_state() if self.generator is not None else None
+        return copy.copy(self.constraint), len(self._text), dict(self.scores), rng
+
+    def restore(self, snapshot: tuple[object, ...]) -> None:
+        constraint, n_text, scores, rng = snapshot
+        assert isinstance(constraint, FrameConstraint) and isinstance(n_text, int) and isinstance(scores, dict)
+        self.constraint = copy.copy(constraint)
+        del self._text[n_text:]
+        self.scores = dict(scores)
+        if self.generator is not None and isinstance(rng, torch.Tensor):
+            self.generator.set_state(rng)
 
     def result(self) -> Generated:
         return Generated("".join(self._text), dict(self.scores))

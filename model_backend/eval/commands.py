@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
     @eval_app.command("next-state")
     def next_state(
         model: ModelOpt = None,
-        data: Annotated[str, typer.Option("--data", help="Dataset directory (built by `ndb data build`).")] = "data_out/v1",
+        data: Annotated[str, typer.Option("--data", help="Dataset directory (built by `ndb data build`).")] = "data_out/v2",
         split: Annotated[str, typer.Option("--split", help="heldout or train")] = "heldout",
         limit: LimitOpt = None,
         json_out: JsonOpt = None,

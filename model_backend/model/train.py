@@ -431,6 +431,8 @@ def _load_weights(model: nn.Module, model_dir: Path) -> None:
     weights: dict[str, torch.Tensor] = {}
     for f in files:
         weights.update(load_file(str(f)))
+    if all(k.startswith("model.model.") or k == "model.lm_head.weight" for k in weights):  # a run's last/ (CausalLMLoss wrapper)
+        weights = {k[len("model."):]: v for k, v in weights.items()}
     if "lm_head.weight" not in weights and "model.embed_tokens.weight" in weights:
         weights["lm_head.weight"] = weights["model.embed_tokens.weight"]  # tied embeddings are saved once
     try:

@@ -64,13 +64,27 @@ class FrameJob:
         self.queue: list[int] = []  # forced tokens not yet emitted
         self.failed: str | None = None
         self.finished = False
+        self._before_last: tuple[Any, ...] | None = None  # the state before the last token was decided
 
     def next_token(self, logits: torch.Tensor, emitted: list[int]) -> int:
-        """The token vLLM must produce next, given the logits and the tokens vLLM has produced so far."""
-        if emitted != self.token_ids[: len(emitted)] or len(emitted) != len(self.token_ids):
-            self.failed = "vLLM's output diverged from the decoder's choices"
-        if self.failed or self.finished:
+        """The token vLLM must produce next, given the logits and the tokens vLLM has produced so far.
+
+        vLLM also samples rows whose prompt is only partly computed (chunked prefill) and then drops
+        that token; the next call then asks for the same position again, with the real logits: the
+        decision is undone and made again."""
+        if self.failed:
             return self.end_id
+        if len(emitted) == len(self.token_ids) - 1 and self._before_last is not None:
+            decoder_state, queue, finished = self._before_last
+            self.decoder.restore(decoder_state)
+            self.queue, self.finished = list(queue), finished
+            self.token_ids.pop()
+        if emitted != self.token_ids:
+            self.failed = "vLLM's output diverged from the decoder's choices"
+            return self.end_id
+        if self.finished:
+            return self.end_id
+        self._before_last = (self.decoder.snapshot(), list(self.queue), self.finished)
         try:
             if not self.queue and not self.decoder.done:
                 forced = self.decoder.take_forced()
@@ -159,7 +173,7 @@ class VLLMModel:
     """A checkpoint loaded in vLLM, shared by every session, plus the tokenizer tables of the format."""
 
     def __init__(self, path: str | Path | None = None, device: str = "cpu", max_model_len: int | None = None,
-                 kv_cache_gib: float = 1.0, seed: int = 0) -> None:
+                 kv_cache_gib: float = 1.0, seed: int = 0, **llm_options: Any) -> None:
         path = Path(path) if path else DEFAULT_CHECKPOINT
         if not (path / "config.json").exists():
             raise EngineError(f"no model checkpoint at {path}")
@@ -198,6 +212,7 @@ class VLLMModel:
             # Not the checkpoint's generation_config.json: it lists the frame terminators as end tokens,
             # which would stop a request before the decoder has finished the frame.
             generation_config=self._generation_config_dir(),
+            **llm_options,  # e.g. max_num_batched_tokens (tests use a small one to force chunked prefill)
         )
         self.lock = threading.Lock()
         self.generations = 0
