@@ -43,8 +43,10 @@ def compare(predicted: State | None, truth: State) -> dict[str, bool]:
     return result
 
 
-def predict_teacher_forced(engine: NeuralEngine, program: Program, steps: list[tuple[State, Action | None]], inverse: bool) -> list[State | None]:
-    """The model's prediction for each transition, given the true trajectory before it."""
+def predict_teacher_forced(engine: NeuralEngine, program: Program, steps: list[tuple[State, Action | None]], inverse: bool,
+                           speed: dict[str, float] | None = None) -> list[State | None]:
+    """The model's prediction for each transition, given the true trajectory before it. `speed`, when
+    given, accumulates "tokens" (frame tokens fed while generating, forced ones included) and "seconds"."""
     predictions: list[State | None] = []
     with torch.inference_mode():
         # The engine's session machinery, driven by hand: the program once, then true frames.
@@ -59,7 +61,11 @@ def predict_teacher_forced(engine: NeuralEngine, program: Program, steps: list[t
             assert action is not None
             engine._feed(engine.m.encode(fmt.serialize_action(action)))
             mark = engine._context_len()
+            began = time.perf_counter()
             generated = engine._generate_frame(state, sample=False)
+            if speed is not None:
+                speed["seconds"] = speed.get("seconds", 0.0) + time.perf_counter() - began
+                speed["tokens"] = speed.get("tokens", 0.0) + engine._context_len() - mark
             parsed = fmt.parse_frame(generated.text, state, inverse) if generated else None
             predictions.append(parsed if isinstance(parsed, State) else None)
             engine._crop(mark)
@@ -76,13 +82,14 @@ def evaluate(model: str | None, data_dir: str, split: str = "heldout", limit: in
         raise FileNotFoundError(f"no {split} shards in {data_dir} (build a dataset with `ndb data build`)")
     records = records[:limit] if limit else records
     started, transitions = time.perf_counter(), 0
+    speed: dict[str, float] = {}
     for record in tqdm(records, desc="next-state", disable=not progress):
         parsed = fmt.parse(record_text(record))
         if isinstance(parsed, fmt.FormatError):
             continue
         program, steps = parsed.program, parsed.steps
         direction = "inverse" if parsed.inverse else "forward"
-        predictions = predict_teacher_forced(engine, program, steps, parsed.inverse)
+        predictions = predict_teacher_forced(engine, program, steps, parsed.inverse, speed)
         horizons = record.get("horizons") or [1] * len(predictions)
         for i, predicted in enumerate(predictions):
             action, truth = steps[i][1], steps[i + 1][0]
@@ -104,6 +111,8 @@ def evaluate(model: str | None, data_dir: str, split: str = "heldout", limit: in
         "transitions": transitions,
         "seconds": elapsed,
         "ms_per_transition": 1000 * elapsed / max(1, transitions),
+        "ms_per_prediction": 1000 * speed.get("seconds", 0.0) / max(1, transitions),
+        "frame_tokens_per_s": speed.get("tokens", 0.0) / max(1e-9, speed.get("seconds", 0.0)),
         "table": table,
     }
 
@@ -117,7 +126,9 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append(
             f"{key:24s} {row['n']:6d} {100 * row['exact']:6.1f}% " + " ".join(f"{100 * row[c]:6.1f}%" for c in COMPONENTS)
         )
-    lines.append(f"{result['transitions']} transitions, {result['ms_per_transition']:.0f} ms per transition (CPU)")
+    lines.append(f"{result['transitions']} transitions, {result['ms_per_transition']:.0f} ms per transition (CPU) of which "
+                 f"{result.get('ms_per_prediction', 0):.0f} ms predicting the frame, {result.get('frame_tokens_per_s', 0):.0f} "
+                 "frame tokens/s")
     return "\n".join(lines)
 
 
