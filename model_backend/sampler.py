@@ -31,6 +31,9 @@ class SamplerConfig:
     sub_entry_prob: float = 0.3  # chance of starting at a random call instead of the entry
     inverse_from_end_prob: float = 0.7  # inverse trajectories: start at the last state, else anywhere
     unreached_breakpoint_prob: float = 0.1  # breakpoint on a line the rest of the run never reaches
+    # Inverse trajectories that start at a return: chance that its locals are left out, as when only the
+    # output is known (CruxEval's input task starts there). 0 in the builds so far (data_out/v1, v2).
+    hide_start_locals_prob: float = 0.0
 
 
 def sub_trace(result: TraceResult, call_index: int) -> TraceResult:
@@ -111,6 +114,8 @@ def sample_inverse(
         position = rng.randrange(0, max(1, len(mdp.nodes) - 1))
     steps: Steps = []
     state = mdp.state(position)
+    if state.event == "return" and config.hide_start_locals_prob and rng.random() < config.hide_start_locals_prob:
+        state = state.model_copy(update={"locals": {}})  # only the value (the output) is known
     for _ in range(config.max_steps):
         if position == 0:
             break

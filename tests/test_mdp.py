@@ -92,3 +92,19 @@ def test_sub_trace_is_a_complete_call(name: str) -> None:
         assert sub.events[0].event == "call" and sub.events[0].depth == 0
         assert all(e.depth >= 0 for e in sub.events)
         assert replay_forward(sub) == [e for e in sub.events if not e.internal]
+
+
+@pytest.mark.parametrize("name", ["recursion_factorial", "nested_calls", "while_loop"])
+def test_inverse_start_can_hide_the_returns_locals(name: str) -> None:
+    from model_backend.sampler import SamplerConfig
+
+    program, result = traced(name)
+    hidden = sample_inverse(program, result, random.Random(3),
+                            SamplerConfig(inverse_from_end_prob=1.0, hide_start_locals_prob=1.0))
+    shown = sample_inverse(program, result, random.Random(3),  # the same draws, none hiding
+                           SamplerConfig(inverse_from_end_prob=1.0, hide_start_locals_prob=1e-12))
+    assert shown[0][0].event == "return" and shown[0][0].locals
+    assert hidden[0][0] == shown[0][0].model_copy(update={"locals": {}})
+    assert hidden[1:] == shown[1:] and hidden[0][1] == shown[0][1]  # only the start changes
+    parsed = fmt.parse(fmt.serialize(program, hidden, inverse=True))
+    assert isinstance(parsed, fmt.ParsedTrajectory) and parsed.steps[0][0].locals == {}
