@@ -36,7 +36,7 @@ from typing import Any, Literal
 from dap_server.breakpoints import Breakpoint, BreakpointTable, Hit
 from dap_server.evaluator import EvalError, Evaluator
 from dap_server.values import parse_value, show
-from model_backend.engine.base import Engine
+from model_backend.engine.base import CallerFrame, Engine
 from model_backend.program import Program
 from model_backend.state import Action, ActionKind, StackFrame, State
 
@@ -529,6 +529,16 @@ class DebugCore:
             names["__exception__"] = state.value
         return names
 
+    def caller_frame(self, frame_id: int) -> CallerFrame | None:
+        """The variables of stack frame `frame_id` (2: the caller of the innermost frame) when the
+        engine knows them (the oracle does; a neural state holds only the innermost frame)."""
+        if self.engine is None or frame_id < 2 or self.state.event == "exit":
+            return None
+        try:
+            return self.engine.caller_frame(frame_id - 1)
+        except Exception:  # an engine that cannot tell: the frame shows no values
+            return None
+
     def is_module_frame(self) -> bool:
         return (self.state.function or "<module>") == "<module>"
 
@@ -536,10 +546,14 @@ class DebugCore:
         state = self.state
         if state.event == "exit":
             raise CoreError("the program has exited: there are no variables")
+        names = self.eval_names(state)
         if frame_id not in (None, 1):
-            raise CoreError("only the innermost frame's values are known in this state")
+            caller = self.caller_frame(frame_id)
+            if caller is None:
+                raise CoreError("only the innermost frame's values are known in this state")
+            names = caller.locals
         try:
-            return Evaluator(self.eval_names(state)).evaluate(expression)
+            return Evaluator(names).evaluate(expression)
         except EvalError as exc:
             raise CoreError(str(exc)) from None
 

@@ -539,6 +539,13 @@ class DAPSession:
                                               "module globals are shown when stopped at module level")
                 ref = self.store.add(note, memo=(0, f"globals:{frame.id}"))
                 scopes.append(dap.Scope(name="Globals", variablesReference=ref, expensive=False))
+        elif (caller := self.core.caller_frame(frame.id)) is not None:
+            # The oracle knows a caller's variables as of its call site (objects a callee mutated since
+            # show their values from then).
+            scope = Container("scope", names=dict(caller.locals), confidence=None)
+            ref = self.store.add(scope, memo=(0, f"locals:{frame.id}"))
+            scopes.append(dap.Scope(name="Locals", presentationHint="locals", variablesReference=ref,
+                                    namedVariables=len(caller.locals), expensive=False))
         else:
             note = Container("note", note=f"only the innermost frame's variables are known; {frame.name} is "
                                           f"paused at line {frame.line}")

@@ -160,10 +160,12 @@ def test_step_in_over_out_and_stack(calls: Path) -> None:
         resp = s.client.request("stackTrace", {"threadId": 1, "startFrame": 1, "levels": 1})["body"]
         assert resp["totalFrames"] == 2 and [f["name"] for f in resp["stackFrames"]] == ["<module>"]
         assert resp["stackFrames"][0]["source"]["path"] == str(calls.resolve())
-        # Outer frames: only their function and line are known.
-        outer = s.scopes(frame_id=2)
-        notes = s.variables(outer[0]["variablesReference"])
-        assert notes[0]["name"] == "(not available)"
+        # Outer frames: the oracle knows a caller's variables as of its call site (line 15).
+        assert s.get_variables(frame_id=2) == {"square": "<function square>", "total": "<function total>",
+                                               "data": "[1, 2, 3]", "info": "{'name': 'demo', 'sizes': (1, 2)}"}
+        resp = s.client.request("evaluate", {"expression": "info['sizes'][1] + len(data)", "frameId": 2,
+                                             "context": "watch"})
+        assert resp["body"]["result"] == "5"
         stop = s.step("stepOut", "breakpoint")  # like pdb's `return`, stepOut stops at breakpoints on the way
         assert s.get_variables()["v"] == "3"
         s.set_breakpoints([])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Generator
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from model_backend.program import Program
@@ -20,6 +21,12 @@ T = TypeVar("T")
 
 class EngineError(RuntimeError):
     """A request the engine cannot serve (not started, program failed to load, worker gone, ...)."""
+
+
+@dataclass(frozen=True)
+class CallerFrame:
+    line: int  # the line the frame last ran (its call site)
+    locals: dict[str, str]
 
 
 class Engine(ABC):
@@ -56,6 +63,12 @@ class Engine(ABC):
 
         Later states are conditioned on the new value. Returns the updated current state.
         """
+
+    def caller_frame(self, level: int) -> CallerFrame | None:
+        """The variables of the frame `level` calls out from the current one (1: the caller), as they
+        were when that frame last ran a line, i.e. at its call site; None when the engine does not
+        know them. A neural state holds only the innermost frame, so only the oracle answers."""
+        return None
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (processes, connections)."""

@@ -6,7 +6,7 @@ testable without a model. It runs the user's program, so only inside the sandbox
 
 from __future__ import annotations
 
-from model_backend.engine.base import Engine, EngineError, StartAt
+from model_backend.engine.base import CallerFrame, Engine, EngineError, StartAt
 from model_backend.mdp import BdbState, TraceMDP
 from model_backend.program import Program
 from model_backend.sandbox import Limits, Patch, run_trace
@@ -49,6 +49,25 @@ class OracleEngine(Engine):
         self.position, stdout = self.mdp.step(self.position, action, breakpoints, self.bdb)
         self._state = self.mdp.state(self.position, stdout=stdout)
         return self._state
+
+    def caller_frame(self, level: int) -> CallerFrame | None:
+        """Exact: the last event of that frame instance (found by frame ids) before the current one.
+        Objects the callees mutated since then show their values from that moment."""
+        if self.mdp is None or level < 1:
+            return None
+        node = self.mdp.nodes[self.position]
+        if node.kind == "exit":
+            return None
+        events = self.mdp.events
+        index = node.index
+        for _ in range(level):
+            target = events[index].parent_id
+            if target < 0:
+                return None
+            index = next((i for i in range(index - 1, -1, -1) if events[i].frame_id == target), -1)
+            if index < 0:
+                return None
+        return CallerFrame(line=events[index].line, locals=dict(events[index].locals))
 
     def set_variable(self, name: str, value: str) -> State:
         if self.mdp is None or self.program is None:

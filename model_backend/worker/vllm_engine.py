@@ -147,7 +147,11 @@ def _processor_class() -> type:
             for index, (job, output_ids) in self.rows.items():
                 if index >= logits.shape[0]:
                     continue
-                token = job.next_token(logits[index], list(output_ids))
+                try:
+                    token = job.next_token(logits[index], list(output_ids))
+                except Exception as exc:  # never let a decoding bug take vLLM's engine loop down
+                    job.failed = f"the frame decoder failed: {type(exc).__name__}: {exc}"
+                    token = job.end_id
                 keep = logits[index, token].clone()
                 logits[index].fill_(float("-inf"))
                 logits[index, token] = keep if torch.isfinite(keep) else 0.0
