@@ -30,6 +30,7 @@ class TerminalDebugger(cmd.Cmd):
         self.out = stdout
         self.use_rawinput = False
         self._list_next: int | None = None
+        self.frame_id = 1  # the frame `up`/`down` selected (1: the innermost); reset at every stop
         self.quitting = False
         try:
             self.echo = not stdin.isatty()
@@ -45,6 +46,7 @@ class TerminalDebugger(cmd.Cmd):
         self.say(f"*** {text}")
 
     def show_stop(self, stop: Stop) -> None:
+        self.frame_id = 1
         for out in stop.outputs:
             if out.category == "console" and out.text.startswith("Neural Debug:"):
                 self.say(out.text.rstrip("\n"))
@@ -92,7 +94,7 @@ class TerminalDebugger(cmd.Cmd):
             return self._bang(text[1:])
         word = text.split(None, 1)[0] if text else ""
         try:
-            value = self.core.evaluate(text)
+            value = self.core.evaluate(text, self.frame_id)
         except CoreError as exc:
             message = str(exc)
             if word.isidentifier() and ("is not defined" in message or "syntax error" in message):
@@ -324,7 +326,7 @@ class TerminalDebugger(cmd.Cmd):
         path = self.core.program.path if self.core.program else "<program>"
         lines = self.core.source_lines
         for frame in reversed(self.core.frames()):
-            marker = ">" if frame.is_top else " "
+            marker = ">" if frame.id == self.frame_id else " "
             self.say(f"{marker} {path}({frame.line}){frame.name}()")
             if 0 < frame.line <= len(lines):
                 self.say(f"-> {lines[frame.line - 1].strip()}")
@@ -338,6 +340,16 @@ class TerminalDebugger(cmd.Cmd):
             self.error("The program has exited: there are no variables.")
             return False
         state = self.core.state
+        if self.frame_id != 1:
+            caller = self.core.caller_frame(self.frame_id)
+            if caller is None:
+                self.error("only the innermost frame's variables are known in this state")
+                return False
+            for name, value in caller.locals.items():
+                self.say(f"{name} = {value}")
+            if not caller.locals:
+                self.say("(no variables)")
+            return False
         shown = self.core.display_locals()
         if not shown:
             self.say("(no variables)")
@@ -355,7 +367,7 @@ class TerminalDebugger(cmd.Cmd):
         if not arg.strip():
             self.error("usage: p EXPR")
             return False
-        self.say(_show(self.core.evaluate(arg)))
+        self.say(_show(self.core.evaluate(arg, self.frame_id)))
         return False
 
     def do_pp(self, arg: str) -> bool:
@@ -363,7 +375,47 @@ class TerminalDebugger(cmd.Cmd):
         if not arg.strip():
             self.error("usage: pp EXPR")
             return False
-        self.say(pprint.pformat(self.core.evaluate(arg), width=80))
+        self.say(pprint.pformat(self.core.evaluate(arg, self.frame_id), width=80))
+        return False
+
+    def do_up(self, arg: str) -> bool:
+        """u(p) [COUNT]: select an older frame (the caller) for p, pp, a and expressions."""
+        return self._move(arg, +1)
+
+    def do_down(self, arg: str) -> bool:
+        """d(own) [COUNT]: select a newer frame."""
+        return self._move(arg, -1)
+
+    do_u, do_d = do_up, do_down
+
+    def _move(self, arg: str, direction: int) -> bool:
+        if self.core.exited:
+            self.error("The program has exited: there is no stack.")
+            return False
+        try:
+            count = int(arg) if arg.strip() else 1
+        except ValueError:
+            self.error(f"Invalid frame count ({arg.strip()})")
+            return False
+        frames = self.core.frames()
+        target = self.frame_id + direction * count
+        if target > len(frames):
+            if self.frame_id == len(frames):
+                self.error("Oldest frame")
+                return False
+            target = len(frames)
+        if target < 1:
+            if self.frame_id == 1:
+                self.error("Newest frame")
+                return False
+            target = 1
+        self.frame_id = target
+        frame = frames[target - 1]
+        path = self.core.program.path if self.core.program else "<program>"
+        lines = self.core.source_lines
+        self.say(f"> {path}({frame.line}){frame.name}()")
+        if 0 < frame.line <= len(lines):
+            self.say(f"-> {lines[frame.line - 1].strip()}")
         return False
 
     def do_set(self, arg: str) -> bool:
@@ -398,7 +450,7 @@ class TerminalDebugger(cmd.Cmd):
 
 _ALIASES = {"s": "step", "n": "next", "r": "return", "c": "continue", "cont": "continue", "b": "break",
             "cl": "clear", "l": "list", "ll": "longlist", "w": "where", "bt": "where", "q": "quit",
-            "exit": "quit", "a": "args", "locals": "args", "h": "help", "bs": "back", "run": "restart"}
+            "exit": "quit", "a": "args", "locals": "args", "h": "help", "bs": "back", "run": "restart", "u": "up", "d": "down"}
 
 _SUMMARY = [
     ("s(tep)", "step into: next line, entering calls"),
@@ -415,7 +467,8 @@ _SUMMARY = [
     ("p EXPR / pp EXPR", "print / pretty-print an expression's value"),
     ("a(rgs)", "show the current frame's variables"),
     ("set NAME = VALUE", "change a variable (also !NAME = VALUE)"),
-    ("w(here) / bt", "show the call stack"),
+    ("w(here) / bt", "show the call stack (> marks the selected frame)"),
+    ("u(p) / d(own) [N]", "select the caller / back down (callers' values: oracle engine only)"),
     ("restart", "start the program again"),
     ("q(uit)", "quit"),
 ]

@@ -67,6 +67,20 @@ def test_stepping_breakpoints_and_printing(program: Path) -> None:
     assert "(ndb) p __return__\n1\n" in out
 
 
+def test_up_and_down_select_a_callers_variables(program: Path) -> None:
+    code, out = debug(program, "\n".join(["b 2", "c", "c", "u", "p acc, v", "a", "u", "p data", "u", "w", "d 5",
+                                            "d", "p n", "s", "p v"]) + "\n")
+    assert code == 0
+    path = str(program.resolve())
+    assert f"(ndb) u\n> {path}(9)total()\n-> acc += square(v)\n(ndb) p acc, v\n(1, 2)\n" in out
+    assert "(ndb) a\nvalues = [1, 2, 3]\nacc = 1\nv = 2\n" in out  # as of the call site
+    assert "(ndb) p data\n[1, 2, 3]\n" in out and "*** Oldest frame" in out
+    assert f"> {path}(14)<module>()\n-> answer = total(data)\n  {path}(9)total()" in out  # where marks the selection
+    assert f"(ndb) d 5\n> {path}(2)square()" in out and "*** Newest frame" in out
+    assert "(ndb) p n\n2\n" in out
+    assert "(ndb) p v\n*** name 'v' is not defined" in out  # a stop selects the innermost frame again
+
+
 def test_back_and_reverse_continue(program: Path) -> None:
     code, out = debug(program, "b 9\nc\nc\nc\np v\nback\np acc, v\nback\np acc, v\nrc\np v\nrc\nq\n")
     assert code == 0
