@@ -64,7 +64,7 @@ class Output:
 class Stop:
     """Where a command left the program, and what it printed meanwhile."""
 
-    reason: str  # entry | step | breakpoint | exception | pause | exit
+    reason: str  # entry | step | breakpoint | exception | goto | pause | exit
     state: State
     outputs: list[Output] = field(default_factory=list)
     breakpoint_ids: list[int] = field(default_factory=list)
@@ -556,6 +556,22 @@ class DebugCore:
             return Evaluator(names).evaluate(expression)
         except EvalError as exc:
             raise CoreError(str(exc)) from None
+
+    def goto(self, line: int) -> Stop:
+        """pdb's jump (DAP goto): the current frame continues at `line`; reason "goto"."""
+        if self.engine is None:
+            raise CoreError("no program is running")
+        if self.state.event == "exit":
+            raise CoreError("the program has exited")
+        if not 1 <= line <= len(self.source_lines):
+            raise CoreError(f"line {line} is not in the program (1 to {len(self.source_lines)})")
+        try:
+            state = self.engine.goto(line)
+        except Exception as exc:  # EngineError (a refused jump), or an engine that failed
+            raise CoreError(str(exc)) from None
+        self._state = state
+        self.returned = None
+        return Stop("goto", state, description=f"Jumped to line {state.line}")
 
     def set_variable(self, name: str, value_text: str, path: list[Any] | None = None) -> str:
         """Set a local (or, with `path`, an element inside it) to `value_text`. Returns the new repr.

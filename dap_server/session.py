@@ -70,6 +70,7 @@ def capabilities() -> dap.Capabilities:
         supportsConfigurationDoneRequest=True,
         supportsStepBack=True,
         supportsSetVariable=True,
+        supportsGotoTargetsRequest=True,
         supportsEvaluateForHovers=True,
         supportsConditionalBreakpoints=True,
         supportsHitConditionalBreakpoints=True,
@@ -90,8 +91,6 @@ _STEP_COMMANDS = {"next", "stepIn", "stepOut", "continue", "stepBack", "reverseC
 # Requests that are valid DAP but not offered by our capabilities.
 _UNSUPPORTED = {
     "attach": "attach is not supported: Neural Debug launches programs (use request 'launch')",
-    "goto": "goto is not supported",
-    "gotoTargets": "goto targets are not supported",
     "restartFrame": "restartFrame is not supported",
     "stepInTargets": "step-in targets are not supported",
     "setFunctionBreakpoints": "function breakpoints are not supported",
@@ -409,6 +408,26 @@ class DAPSession:
 
     def _on_reverseContinue(self, request: dap.ReverseContinueRequest) -> Any:
         return self._step(request, "reverseContinue")
+
+    # ---- goto (pdb's jump) ---------------------------------------------------------------------------
+    def _on_gotoTargets(self, request: dap.GotoTargetsRequest) -> Any:
+        """One target: the line asked for. Whether the frame can jump there is decided by goto."""
+        self._require_stopped()
+        args = request.arguments
+        if not self._is_program(args.source):
+            raise RequestFailed("jumps are possible only within the debugged program")
+        line = self._in_line(args.line)
+        if not 1 <= line <= len(self.core.source_lines):
+            raise RequestFailed(f"line {line} is not in the program")
+        target = dap.GotoTarget(id=line, label=f"line {line}", line=self._out_line(line))
+        return dap.GotoTargetsResponseBody(targets=[target])
+
+    def _on_goto(self, request: dap.GotoRequest) -> Any:
+        self._require_stopped()
+        stop = self.core.goto(request.arguments.targetId)  # a refused jump: an error response, no stop
+        self.respond(request.seq, request.command)
+        self._report(stop)
+        return _NO_RESPONSE
 
     # ---- breakpoints -------------------------------------------------------------------------------
     def _is_program(self, source: dap.Source) -> bool:

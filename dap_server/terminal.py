@@ -378,6 +378,21 @@ class TerminalDebugger(cmd.Cmd):
         self.say(pprint.pformat(self.core.evaluate(arg, self.frame_id), width=80))
         return False
 
+    def do_jump(self, arg: str) -> bool:
+        """j(ump) LINE: continue at LINE of the current function; the lines between are not run."""
+        if self.core.exited:
+            self.error("The program has exited; use 'back', 'rc', 'restart' or 'q'.")
+            return False
+        try:
+            line = int(arg)
+        except ValueError:
+            self.error("The 'jump' command requires a line number")
+            return False
+        self.show_stop(self.core.goto(line))
+        return False
+
+    do_j = do_jump
+
     def do_up(self, arg: str) -> bool:
         """u(p) [COUNT]: select an older frame (the caller) for p, pp, a and expressions."""
         return self._move(arg, +1)
@@ -450,7 +465,7 @@ class TerminalDebugger(cmd.Cmd):
 
 _ALIASES = {"s": "step", "n": "next", "r": "return", "c": "continue", "cont": "continue", "b": "break",
             "cl": "clear", "l": "list", "ll": "longlist", "w": "where", "bt": "where", "q": "quit",
-            "exit": "quit", "a": "args", "locals": "args", "h": "help", "bs": "back", "run": "restart", "u": "up", "d": "down"}
+            "exit": "quit", "a": "args", "locals": "args", "h": "help", "bs": "back", "run": "restart", "u": "up", "d": "down", "j": "jump"}
 
 _SUMMARY = [
     ("s(tep)", "step into: next line, entering calls"),
@@ -468,6 +483,7 @@ _SUMMARY = [
     ("a(rgs)", "show the current frame's variables"),
     ("set NAME = VALUE", "change a variable (also !NAME = VALUE)"),
     ("w(here) / bt", "show the call stack (> marks the selected frame)"),
+    ("j(ump) LINE", "continue at LINE of this function, skipping the lines between"),
     ("u(p) / d(own) [N]", "select the caller / back down (callers' values: oracle engine only)"),
     ("restart", "start the program again"),
     ("q(uit)", "quit"),

@@ -41,11 +41,15 @@ class Limits(BaseModel):
 
 
 class Patch(BaseModel):
-    """Set `name` to the value of `value` (a Python expression) just before event `index` is recorded."""
+    """Set `name` to the value of `value` (a Python expression) just before event `index` is recorded;
+    or, with `jump`, make line event `index` jump to that line of its frame (pdb's `jump`: the line is
+    not run; Python refuses some jumps, e.g. into a block, and the run then ends with exit_reason
+    "jump refused: ...")."""
 
     index: int
-    name: str
-    value: str
+    name: str = ""
+    value: str = ""
+    jump: int | None = None
 
 
 def _limit_child(limits: Limits) -> None:

@@ -74,8 +74,12 @@ class Recorder:
         self.max_repr: int = cfg["max_repr"]
         self.deadline = time.monotonic() + cfg["time_limit"]
         self.patches: dict[int, list[tuple[str, str]]] = {}
+        self.jumps: dict[int, int] = {}  # line event index -> the line it jumps to
         for p in cfg.get("patches", []):
-            self.patches.setdefault(p["index"], []).append((p["name"], p["value"]))
+            if p.get("jump") is not None:
+                self.jumps[p["index"]] = int(p["jump"])
+            else:
+                self.patches.setdefault(p["index"], []).append((p["name"], p["value"]))
         self.capture = _Capture(cfg["max_stdout"])
         self.count = 0
         self.frame_ids: dict[int, int] = {}  # id(frame) -> our id, for live frames
@@ -198,6 +202,19 @@ class Recorder:
         if event == "return" and not record["is_generator"]:
             self.frame_ids.pop(id(frame), None)  # the frame dies; its id() may be reused
         self.emit(record)
+        target = self.jumps.pop(index, None)
+        if target is not None:
+            if event != "line":
+                self.finish("error", f"jump refused: event {index} is a {event} event, not a line")
+            try:
+                frame.f_lineno = target  # type: ignore[misc]  # as pdb's jump does, from the line trace event
+            except ValueError as exc:
+                self.finish("error", f"jump refused: {exc}")
+            # Python fires no event for the line jumped to; record the pause there (pdb shows it too),
+            # so that the next step runs that line.
+            self.count += 1
+            self._record(frame, "line", None)
+            return
         self.count += 1
 
     def emit(self, obj: dict[str, Any]) -> None:

@@ -81,7 +81,7 @@ def where(stop) -> list[tuple[str, int]]:
 def test_launch_sequence_follows_the_spec(calls: Path) -> None:
     with stdio_session() as s:
         caps = s.capabilities
-        for cap in ("supportsConfigurationDoneRequest", "supportsStepBack", "supportsSetVariable",
+        for cap in ("supportsConfigurationDoneRequest", "supportsStepBack", "supportsSetVariable", "supportsGotoTargetsRequest",
                     "supportsConditionalBreakpoints", "supportsHitConditionalBreakpoints", "supportsLogPoints",
                     "supportsExceptionInfoRequest", "supportsTerminateRequest", "supportsRestartRequest",
                     "supportsEvaluateForHovers"):
@@ -388,6 +388,33 @@ def test_launch_args_reach_the_oracle_run(tmp_path: Path) -> None:
             s.set_breakpoints([3])
         s.wait_for_stop("breakpoint")
         assert s.get_variables()["words"] == "['alpha', 'beta']"
+
+
+def test_goto_jumps_like_pdb(tmp_path: Path) -> None:
+    program = tmp_path / "jumpy.py"
+    program.write_text("def f(n):\n    a = 1\n    a += 10\n    a += 100\n    for i in range(2):\n"
+                       "        a += i\n    return a\n\n\nprint(f(0))\n")
+    with stdio_session() as s:
+        with s.launch(program):
+            s.set_breakpoints([3])
+        s.wait_for_stop("breakpoint")
+        source = {"path": str(program)}
+        targets = s.client.request("gotoTargets", {"source": source, "line": 4})["body"]["targets"]
+        assert [t["line"] for t in targets] == [4]
+        mark = s._stop_mark = s.client.mark()
+        s.client.request("goto", {"threadId": 1, "targetId": targets[0]["id"]})
+        stop = s.wait_for_stop("goto")
+        assert stop.line == 4 and s.get_variables()["a"] == "1"  # line 3 was skipped
+        assert s.step("next", "step").line == 5 and s.get_variables()["a"] == "101"
+        refused = s.client.request("goto", {"threadId": 1, "targetId": 6}, expect_success=False)
+        assert not refused["success"] and "can't jump into the body of a for loop" in refused["message"]
+        assert s.client.request("gotoTargets", {"source": source, "line": 99}, expect_success=False)["success"] is False
+        assert s.step("stepBack", "step").line == 4  # back through the jump
+        s.set_breakpoints([])
+        s.command("continue")
+        output = s.client.wait_for(lambda m: m.get("event") == "output" and "102" in m["body"]["output"],
+                                   since=mark, what="the program's output")
+        assert output["body"]["category"] == "stdout"
 
 
 def test_launch_errors_are_reported(tmp_path: Path) -> None:

@@ -148,3 +148,24 @@ def test_frame_job_redoes_a_choice_whose_token_vllm_dropped(random_model: Loaded
     assert dropping.decoder.result() == straight.decoder.result()
     straight.next_token(real[0], [*straight.token_ids, 7])  # vLLM went its own way: the frame fails
     assert straight.failed is not None
+
+
+def test_goto_moves_the_frame_and_later_steps_start_there(trained_model: LoadedModel) -> None:
+    source = "def f(n):\n    a = 1\n    a += 10\n    for i in range(2):\n        a += i\n    return a\n"
+    engine = NeuralEngine(trained_model)
+    engine.start(Program(source=source, entry="f(0)"))
+    with pytest.raises(EngineError, match="only when paused at a line"):
+        engine.goto(3)  # at the call event
+    at_line = engine.step(Action(kind="step_into"))
+    assert at_line.event == "line"
+    jumped = engine.goto(3)
+    assert (jumped.line, jumped.source, jumped.stack[-1].line) == (3, "    a += 10", 3)
+    assert jumped.locals == at_line.locals and engine.state == jumped
+    for bad, why in ((5, "into the body of a for loop"), (0, "not in the program"), (40, "not in the program")):
+        with pytest.raises(EngineError, match=why):
+            engine.goto(bad)
+    assert engine.state == jumped
+    after = engine.step(Action(kind="step_over"))
+    fresh = NeuralEngine(trained_model)  # a session opened at the jumped-to state predicts the same
+    fresh.resume(Program(source=source, entry="f(0)"), [jumped], inverse=False)
+    assert fresh.step(Action(kind="step_over")) == after

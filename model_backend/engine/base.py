@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from model_backend.program import Program
-from model_backend.state import Action, State
+from model_backend.state import Action, StackFrame, State
 
 StartAt = Literal["entry", "exit"]
 T = TypeVar("T")
@@ -64,6 +64,11 @@ class Engine(ABC):
         Later states are conditioned on the new value. Returns the updated current state.
         """
 
+    def goto(self, line: int) -> State:
+        """pdb's jump: the current frame continues at `line` (the lines between are not run). Only from
+        a line event, to a line of the same function; EngineError when that jump is not possible."""
+        raise EngineError(f"the {self.name} engine cannot jump to a line")
+
     def caller_frame(self, level: int) -> CallerFrame | None:
         """The variables of the frame `level` calls out from the current one (1: the caller), as they
         were when that frame last ran a line, i.e. at its call site; None when the engine does not
@@ -98,6 +103,10 @@ class StepwiseEngine(Engine):
     def resume_steps(self, program: Program, history: list[State], inverse: bool) -> Generator[Any, Any, State]: ...
 
     @abstractmethod
+    def replace_current_steps(self, state: State) -> Generator[Any, Any, State]:
+        """Make `state` the current state (set_variable, goto): later predictions start from it."""
+
+    @abstractmethod
     def sample_steps(self, action: Action, k: int) -> Generator[Any, Any, list[State]]: ...
 
     def start(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> State:
@@ -114,6 +123,26 @@ class StepwiseEngine(Engine):
 
     def set_variable(self, name: str, value: str) -> State:
         return self.run(self.set_variable_steps(name, value))
+
+    def goto(self, line: int) -> State:
+        """The jump as a prediction needs no model: the frame moves to the line where Python would
+        land (model_backend.engine.jump) with its variables unchanged, and later steps start there."""
+        from model_backend.engine.jump import jump_target
+
+        current = self.state
+        program = getattr(self, "program", None)
+        if current.event != "line" or current.line is None or program is None:
+            raise EngineError("a jump is possible only when paused at a line (as in pdb)")
+        if not 1 <= line <= len(program.lines):
+            raise EngineError(f"line {line} is not in the program")
+        function = current.function or "<module>"
+        target, why = jump_target(program.source, function, current.line, line)
+        if target is None:
+            raise EngineError(f"cannot jump to line {line}: {why}")
+        stack = [*current.stack[:-1], StackFrame(function=function, line=target)] if current.stack else []
+        moved = current.model_copy(update={"line": target, "source": program.lines[target - 1], "stack": stack,
+                                           "confidence": None, "stdout": ""})
+        return self.run(self.replace_current_steps(moved))
 
     def resume(self, program: Program, history: list[State], inverse: bool) -> State:
         """Start at a given state (the last of `history`), e.g. to re-open a session elsewhere."""

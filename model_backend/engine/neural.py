@@ -225,10 +225,13 @@ class NeuralEngine(StepwiseEngine):
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             raise EngineError(f"neural mode runs no code: {value!r} must be a Python literal") from None
         updated = current.model_copy(update={"locals": {**current.locals, name: text}, "confidence": None})
-        yield from self._rebase_steps(updated, self.inverse)
-        self.history[-1] = updated
-        self._state = updated
-        return updated
+        return (yield from self.replace_current_steps(updated))
+
+    def replace_current_steps(self, state: State) -> Feed[State]:
+        yield from self._rebase_steps(state, self.inverse)
+        self.history[-1] = state
+        self._state = state
+        return state
 
     def sample_steps(self, action: Action, k: int) -> Feed[list[State]]:
         """k predictions with sampling (inverse actions are the ones with several plausible answers).

@@ -50,6 +50,31 @@ class OracleEngine(Engine):
         self._state = self.mdp.state(self.position, stdout=stdout)
         return self._state
 
+    def goto(self, line: int) -> State:
+        """pdb's jump, done by Python: the program runs again in the sandbox and, at the current line
+        event, sets the frame's f_lineno (Python refuses what it cannot do, e.g. into a loop body)."""
+        if self.mdp is None or self.program is None:
+            raise EngineError("the engine has not been started")
+        node = self.mdp.nodes[self.position]
+        if node.kind != "event" or self.mdp.events[node.index].event != "line":
+            raise EngineError("a jump is possible only when paused at a line (as in pdb)")
+        index = node.index
+        patches = [p for p in self.patches if p.index < index or (p.index == index and p.jump is None)]
+        patches.append(Patch(index=index, jump=line))
+        result = run_trace(self.program, self.limits, patches)
+        reason = result.exit_reason or ""
+        if result.exit == "error" and reason.startswith("jump refused: ") and len(result.events) <= index + 1:
+            raise EngineError(f"cannot jump to line {line}: {reason.removeprefix('jump refused: ')}")
+        before = self.mdp.events[index]
+        if len(result.events) <= index + 1 or result.events[index + 1].frame_id != result.events[index].frame_id \
+                or result.events[index].line != before.line:
+            raise EngineError("the program did not reach the same point again (is it deterministic?)")
+        self.patches = patches
+        self.mdp = TraceMDP(result)
+        self.position = self.mdp.node_of_event[index + 1]
+        self._state = self.mdp.state(self.position)
+        return self._state
+
     def caller_frame(self, level: int) -> CallerFrame | None:
         """Exact: the last event of that frame instance (found by frame ids) before the current one.
         Objects the callees mutated since then show their values from that moment."""
@@ -82,7 +107,8 @@ class OracleEngine(Engine):
         except SyntaxError as exc:
             raise EngineError(f"{value!r} is not a Python expression: {exc.msg}") from None
         index = node.index
-        patches = [p for p in self.patches if p.index != index or p.name != name]
+        # Edits after this point belonged to a future that is now recomputed: drop them.
+        patches = [p for p in self.patches if p.index < index or (p.index == index and p.name != name and p.jump is None)]
         patches.append(Patch(index=index, name=name, value=value))
         result = run_trace(self.program, self.limits, patches)
         if len(result.events) <= index or result.events[index].line != self.mdp.events[index].line:

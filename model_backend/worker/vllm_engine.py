@@ -369,10 +369,13 @@ class VLLMEngine(StepwiseEngine):
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             raise EngineError(f"neural mode runs no code: {value!r} must be a Python literal") from None
         updated = current.model_copy(update={"locals": {**current.locals, name: text}, "confidence": None})
-        self._rebase(updated, self.inverse)
-        self.history[-1] = updated
-        self._state = updated
-        return updated
+        return (yield from self.replace_current_steps(updated))
+
+    def replace_current_steps(self, state: State) -> Op[State]:
+        self._rebase(state, self.inverse)
+        self.history[-1] = state
+        self._state = state
+        return state
         yield  # noqa: B901
 
     def sample_steps(self, action: Action, k: int) -> Op[list[State]]:
