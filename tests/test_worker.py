@@ -292,6 +292,25 @@ def test_health_set_variable_and_sample_over_the_wire(worker: Worker) -> None:
         engine.close()
 
 
+def test_goto_over_the_wire_equals_the_engine_in_process(worker: Worker, loaded: LoadedModel) -> None:
+    program = Program(source=FACT, entry="fact(3)")
+    remote, local = WorkerEngine(worker.url), NeuralEngine(loaded)
+    try:
+        for engine in (remote, local):
+            engine.start(program)
+            engine.step(Action(kind="step_into"))
+        if local.state.event != "line":
+            pytest.skip("the test model did not predict a line event here")
+        target = 4
+        assert remote.goto(target) == local.goto(target) and remote.state.line == target
+        assert remote.step(Action(kind="step_into")) == local.step(Action(kind="step_into"))
+        with pytest.raises(WorkerError) as info:
+            remote.goto(10_000)
+        assert info.value.code in ("engine_error", "bad_request")
+    finally:
+        remote.close()
+
+
 def test_malformed_messages_get_typed_errors_and_the_connection_stays(worker: Worker) -> None:
     with connect(worker.url, proxy=None) as ws:
         bad = raw(ws, "{not json")

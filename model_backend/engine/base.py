@@ -125,6 +125,9 @@ class StepwiseEngine(Engine):
         return self.run(self.set_variable_steps(name, value))
 
     def goto(self, line: int) -> State:
+        return self.run(self.goto_steps(line))
+
+    def goto_steps(self, line: int) -> Generator[Any, Any, State]:
         """The jump as a prediction needs no model: the frame moves to the line where Python would
         land (model_backend.engine.jump) with its variables unchanged, and later steps start there."""
         from model_backend.engine.jump import jump_target
@@ -142,7 +145,7 @@ class StepwiseEngine(Engine):
         stack = [*current.stack[:-1], StackFrame(function=function, line=target)] if current.stack else []
         moved = current.model_copy(update={"line": target, "source": program.lines[target - 1], "stack": stack,
                                            "confidence": None, "stdout": ""})
-        return self.run(self.replace_current_steps(moved))
+        return (yield from self.replace_current_steps(moved))
 
     def resume(self, program: Program, history: list[State], inverse: bool) -> State:
         """Start at a given state (the last of `history`), e.g. to re-open a session elsewhere."""

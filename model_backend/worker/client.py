@@ -230,6 +230,14 @@ class WorkerEngine(Engine):
             self._state = response.state
             return response.state
 
+    def goto(self, line: int) -> State:
+        with self._lock:
+            response = self._in_session(lambda i, sid: proto.GotoRequest(id=i, op="goto", session=sid, line=line))
+            assert response.state is not None
+            self.history[-1] = response.state
+            self._state = response.state
+            return response.state
+
     def sample(self, action: Action, k: int) -> list[State]:
         """k sampled predictions of the state `action` leads to; the current state does not move."""
         with self._lock:

@@ -75,6 +75,14 @@ class SetVariableRequest(_Request):
     value: str
 
 
+class GotoRequest(_Request):
+    """pdb's jump: the session's current frame continues at `line` (nothing is predicted)."""
+
+    op: Literal["goto"]
+    session: str
+    line: int = Field(ge=1, le=1_000_000)
+
+
 class SampleRequest(_Request):
     """k sampled predictions of the state `action` leads to (typically an inverse action, where several
     earlier states are plausible). The session's current state does not move."""
@@ -95,7 +103,7 @@ class CloseRequest(_Request):
 
 
 Request = Annotated[
-    OpenRequest | StepRequest | SetVariableRequest | SampleRequest | HealthRequest | CloseRequest,
+    OpenRequest | StepRequest | SetVariableRequest | GotoRequest | SampleRequest | HealthRequest | CloseRequest,
     Field(discriminator="op"),
 ]
 REQUEST_ADAPTER: TypeAdapter[Request] = TypeAdapter(Request)
@@ -129,7 +137,7 @@ class Response(BaseModel):
     id: int | None  # None only when the request could not be read at all
     ok: bool
     session: str | None = None  # open: the new session's id
-    state: State | None = None  # open, step, set_variable
+    state: State | None = None  # open, step, set_variable, goto
     states: list[State] | None = None  # sample
     health: Health | None = None
     error: ErrorInfo | None = None

@@ -61,6 +61,7 @@ class SessionEngine(Protocol):
     def resume_steps(self, program: Any, history: list[State], inverse: bool) -> Generator[Any, Any, State]: ...
     def step_steps(self, action: Any, breakpoints: frozenset[int] = ...) -> Generator[Any, Any, State]: ...
     def set_variable_steps(self, name: str, value: str) -> Generator[Any, Any, State]: ...
+    def goto_steps(self, line: int) -> Generator[Any, Any, State]: ...
     def sample_steps(self, action: Any, k: int) -> Generator[Any, Any, list[State]]: ...
 
 
@@ -295,6 +296,8 @@ class WorkerServer:
             op = engine.step_steps(request.action, frozenset(request.breakpoints))
         elif isinstance(request, proto.SetVariableRequest):
             op = engine.set_variable_steps(request.name, request.value)
+        elif isinstance(request, proto.GotoRequest):
+            op = engine.goto_steps(request.line)
         else:
             op = engine.sample_steps(request.action, request.k)
         result = await self._run(session, op)
