@@ -128,6 +128,14 @@ def test_set_variable_sample_and_resume(vm: VLLMModel) -> None:
     assert len(samples) == 2 and engine.state == before
     other = VLLMEngine(vm)
     assert other.resume(Program(source=FACT, entry="fact(3)"), [before], inverse=False) == before
+    jumper, reference = VLLMEngine(vm), NeuralEngine(LoadedModel.load(vm.path))
+    for e in (jumper, reference):
+        e.start(Program(source=FACT, entry="fact(3)"))
+        e.step(Action(kind="step_into"))
+    if reference.state.event == "line":  # pdb's jump, then a prediction from there: as the transformers engine
+        assert jumper.goto(4) == reference.goto(4)
+        assert without_confidence([jumper.step(Action(kind="step_into"))]) == \
+            without_confidence([reference.step(Action(kind="step_into"))])
     assert other.step(Action(kind="step_into")).model_copy(update={"confidence": None}) == \
         engine.step(Action(kind="step_into")).model_copy(update={"confidence": None})
 
