@@ -167,7 +167,6 @@ class Generation:
     prompt: list[int]
     job: FrameJob
     max_tokens: int
-    sample: bool
 
 
 Op = Generator[Generation, FrameJob, T]
@@ -421,7 +420,7 @@ class VLLMEngine(StepwiseEngine):
             generator = torch.Generator().manual_seed(zlib.crc32(str(prompt).encode()) + self.samples_drawn)
             self.samples_drawn += 1
         decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse), vm.vocabulary, sample, generator)
-        job = yield Generation(prompt, FrameJob(decoder, vm.end_id), budget + 1, sample)
+        job = yield Generation(prompt, FrameJob(decoder, vm.end_id), budget + 1)
         if job.failed or not decoder.done:
             return None  # a choice failed, or the frame outgrew max_tokens
         return decoder.result(), [vm.special_ids[fmt.FRAME], *job.token_ids]
