@@ -193,6 +193,18 @@ describe('Python adapter through DebugClient (oracle engine)', function () {
     await printed;
   });
 
+  it('jumps to a line (Jump to Cursor) and shows a caller frame\'s variables', async () => {
+    await dc.hitBreakpoint({ program: SAMPLE, engine: 'oracle' }, { path: SAMPLE, line: LINE_N });
+    const targets = await dc.gotoTargetsRequest({ source: { path: SAMPLE }, line: LINE_LABEL });
+    assert.deepEqual(targets.body.targets.map((t) => t.line), [LINE_LABEL]);
+    const stack = await step(dc, (c) => c.gotoRequest({ threadId: 1, targetId: targets.body.targets[0].id }), LINE_LABEL, 'goto');
+    assert.deepEqual(values(await locals(dc)), { xs: '[3, 1, 2]' }); // lines 8 and 9 never ran
+    const scopes = await dc.scopesRequest({ frameId: stack.body.stackFrames[1].id });
+    const outer = await dc.variablesRequest({ variablesReference: scopes.body.scopes[0].variablesReference });
+    assert.deepEqual(outer.body.variables.map((v) => v.name), ['add', 'main']); // <module> at its call site
+    await assert.rejects(dc.gotoRequest({ threadId: 1, targetId: LINE_ADD_BODY }), /not (code|a line)|jump/);
+  });
+
   it('runs to the end: program output, exited and terminated', async () => {
     await dc.hitBreakpoint({ program: SAMPLE, engine: 'oracle' }, { path: SAMPLE, line: LINE_LABEL });
     const output = waitForOutput(dc, 'stdout', 'done 13');
