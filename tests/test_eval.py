@@ -46,3 +46,19 @@ def test_return_lines_ignore_nested_functions() -> None:
 def test_problems_load() -> None:
     problems = load_problems(str(DEV), limit=3)
     assert len(problems) == 3 and {"code", "input", "output", "id"} <= problems[0].keys()
+
+
+def test_the_model_never_sees_the_input_it_must_predict(tmp_path: Path) -> None:
+    """Input prediction: the program header the neural engine encodes holds `f(...)`, not the arguments
+    (an earlier harness passed `f(<input>)`, and a trained model copied it)."""
+    from model_backend import trace_format as fmt
+    from model_backend.engine.neural import LoadedModel, NeuralEngine
+    from model_backend.eval.cruxeval import HIDDEN_ENTRY, predict_input
+    from tests.worker_model import build_tiny_checkpoint
+
+    engine = NeuralEngine(LoadedModel.load(build_tiny_checkpoint(tmp_path, train_steps=0)))
+    problem = {"code": "def f(text, n):\n    return text[:n]", "input": "'secret-word', 6", "output": "'secret'", "id": "t"}
+    predict_input(engine, problem)
+    assert engine.program is not None and engine.program.entry == HIDDEN_ENTRY
+    context = engine.m.tokenizer.decode(engine.context_ids)
+    assert "secret-word" not in context and fmt.serialize_header(engine.program) in context

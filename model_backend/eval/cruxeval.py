@@ -9,6 +9,7 @@ the predicted return value (its repr) passes when `assert <output> == <predictio
 after the code in the sandbox (a prediction that calls f fails).
 Input prediction: start at f's return state holding the known output, take inv_step_call, and
 read the arguments from the predicted call state; it passes when `assert <output> == f(<args>)`.
+The program the model sees has the entry expression `f(...)`: the real arguments are the answer.
 """
 
 from __future__ import annotations
@@ -80,8 +81,15 @@ def predict_output(engine: Engine, problem: dict[str, str], via: str) -> str | N
     return None
 
 
+HIDDEN_ENTRY = "f(...)"  # the call as the model sees it in the input task: the arguments are the answer
+
+
 def predict_input(engine: Engine, problem: dict[str, str]) -> str | None:
-    program = Program(source=problem["code"], path="<cruxeval>", entry=f"f({problem['input']})")
+    # The model must not see the input: its program header carries `f(...)`, not `f(<input>)` (an
+    # entry expression with the real arguments would let it copy them). The oracle runs the program,
+    # so it needs the real call; it checks the harness, not a prediction.
+    entry = f"f({problem['input']})" if engine.name == "oracle" else HIDDEN_ENTRY
+    program = Program(source=problem["code"], path="<cruxeval>", entry=entry)
     line = return_lines(problem["code"])[-1]
     known = State(
         event="return", line=line, function="f", source=program.lines[line - 1], value=problem["output"],
