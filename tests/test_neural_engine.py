@@ -169,3 +169,18 @@ def test_goto_moves_the_frame_and_later_steps_start_there(trained_model: LoadedM
     fresh = NeuralEngine(trained_model)  # a session opened at the jumped-to state predicts the same
     fresh.resume(Program(source=source, entry="f(0)"), [jumped], inverse=False)
     assert fresh.step(Action(kind="step_over")) == after
+
+
+def test_going_forward_from_a_line_reached_backwards_onto_a_call(random_model: LoadedModel) -> None:
+    """Stepping back onto the line that made a call gives an `inv_line_call` state, which has no forward
+    event; the next forward step must rebase on it as that line (it raised ValueError before)."""
+    program, result = traced("nested_calls")
+    mdp = TraceMDP(result)
+    position = next(p for p, node in enumerate(mdp.nodes) if node.kind == "inv_line_call")
+    state = mdp.state(position)
+    assert state.event == "inv_line_call"
+    engine = NeuralEngine(random_model)
+    assert engine.resume(program, [state], inverse=True) == state
+    for kind in ("step_into", "step_over", "inv_step_into", "step_return"):
+        after = engine.step(Action(kind=kind))  # type: ignore[arg-type]
+        assert after.error is None or after.error.startswith("prediction failed")

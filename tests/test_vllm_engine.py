@@ -86,19 +86,20 @@ def writes_a_stack(states: list[State]) -> int:
                and not fmt._same_frame(prev, state.stack, state.depth))
 
 
-def compare_engines(vm: VLLMModel, loaded: LoadedModel, seed: int) -> tuple[int, int]:
+def compare_engines(vm: VLLMModel, loaded: LoadedModel, seed: int, extra: tuple[str, ...] = ()) -> tuple[int, int]:
     """Run both engines greedily over the test programs; assert equal states and confidences.
     Returns (predicted states compared, frames among them that write a stack)."""
     compared = stacks = 0
-    for index, program in enumerate(programs()):
-        actions = plan(seed + index, 8)
-        ours, theirs = VLLMEngine(vm), NeuralEngine(loaded)
-        got = [ours.start(program)] + [ours.step(a) for a in actions]
-        want = [theirs.start(program)] + [theirs.step(a) for a in actions]
-        assert without_confidence(got) == without_confidence(want), program.path
-        assert same_confidences(got, want), program.path
-        compared += len(actions)
-        stacks += writes_a_stack(want)
+    for index, program in enumerate([*programs(), *(c.load() for c in corpus() if c.name in extra)]):
+        # a random mix, and plain step_into (which enters calls: frames that write a stack)
+        for actions in (plan(seed + index, 8), [Action(kind="step_into")] * 8):
+            ours, theirs = VLLMEngine(vm), NeuralEngine(loaded)
+            got = [ours.start(program)] + [ours.step(a) for a in actions]
+            want = [theirs.start(program)] + [theirs.step(a) for a in actions]
+            assert without_confidence(got) == without_confidence(want), program.path
+            assert same_confidences(got, want), program.path
+            compared += len(actions)
+            stacks += writes_a_stack(want)
     return compared, stacks
 
 
@@ -168,5 +169,7 @@ def test_vllm_gives_the_transformers_engines_states_on_the_shipped_model() -> No
     """The issue's check: the shipped checkpoint, greedy, every predicted state and its confidences."""
     from model_backend.engine.neural import DEFAULT_CHECKPOINT
 
-    compared, stacks = compare_engines(VLLMModel(DEFAULT_CHECKPOINT), LoadedModel.load(DEFAULT_CHECKPOINT), 7)
-    assert compared == 32 and stacks > 0
+    # module-mode programs with classes, where the shipped model's step_into enters calls (writes stacks)
+    compared, stacks = compare_engines(VLLMModel(DEFAULT_CHECKPOINT), LoadedModel.load(DEFAULT_CHECKPOINT), 7,
+                                       extra=("class_basic", "class_inheritance"))
+    assert compared == 96 and stacks > 0

@@ -79,6 +79,17 @@ class Engine(ABC):
         """Release resources (processes, connections)."""
 
 
+def context_frame(state: State, inverse: bool) -> str:
+    """The frame that starts a (re)based context in this direction. A state reached by stepping back
+    onto the line that made a call (`inv_line_call`, an inverse-only event) is that line's `line` state
+    when the context goes forward."""
+    from model_backend import trace_format as fmt
+
+    if not inverse and state.event == "inv_line_call":
+        state = state.model_copy(update={"event": "line"})
+    return fmt.frame_target(state, None, inverse)
+
+
 class StepwiseEngine(Engine):
     """An engine whose operations are generators (`*_steps`) that yield work for the model and receive
     its answer; `run` drives one of them alone. The model worker drives many sessions' generators at

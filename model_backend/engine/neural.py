@@ -29,7 +29,7 @@ import torch
 from transformers import AutoTokenizer, DynamicCache, LlamaForCausalLM, PreTrainedTokenizerBase
 
 from model_backend import trace_format as fmt
-from model_backend.engine.base import Engine, EngineError, StartAt, StepwiseEngine
+from model_backend.engine.base import Engine, EngineError, StartAt, StepwiseEngine, context_frame
 from model_backend.engine.constraint import FrameConstraint, ProgramFacts
 from model_backend.engine.decoding import FrameDecoder, Generated, Vocabulary
 from model_backend.engine.initial import initial_state
@@ -160,7 +160,7 @@ class NeuralEngine(StepwiseEngine):
             raise EngineError("resume needs at least the current state")
         state = history[-1]
         try:
-            fmt.frame_target(state, None, inverse)
+            context_frame(state, inverse)
         except ValueError as exc:
             raise EngineError(f"the state cannot be written in the trace format: {exc}") from None
         facts = ProgramFacts.of(program)
@@ -296,7 +296,7 @@ class NeuralEngine(StepwiseEngine):
         """Cut the context back to the program and start a new trajectory at `state`."""
         self._crop(self.header_len)
         self.inverse = inverse
-        yield from self._feed_steps(self.m.encode(fmt.frame_target(state, None, inverse)))
+        yield from self._feed_steps(self.m.encode(context_frame(state, inverse)))
 
     def _rebase(self, state: State, inverse: bool) -> None:
         self._drive(self._rebase_steps(state, inverse))

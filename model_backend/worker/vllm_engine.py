@@ -41,7 +41,7 @@ from typing import Any, TypeVar
 import torch
 
 from model_backend import trace_format as fmt
-from model_backend.engine.base import EngineError, StartAt, StepwiseEngine
+from model_backend.engine.base import EngineError, StartAt, StepwiseEngine, context_frame
 from model_backend.engine.constraint import FrameConstraint, ProgramFacts
 from model_backend.engine.decoding import FrameDecoder, Generated, Vocabulary
 from model_backend.engine.initial import initial_state
@@ -310,7 +310,7 @@ class VLLMEngine(StepwiseEngine):
             raise EngineError("resume needs at least the current state")
         state = history[-1]
         try:
-            fmt.frame_target(state, None, inverse)
+            context_frame(state, inverse)
         except ValueError as exc:
             raise EngineError(f"the state cannot be written in the trace format: {exc}") from None
         header = self.vm.encode(fmt.serialize_header(program))
@@ -402,7 +402,7 @@ class VLLMEngine(StepwiseEngine):
     def _rebase(self, state: State, inverse: bool) -> None:
         del self.context[self.header_len:]
         self.inverse = inverse
-        self.context += self.vm.encode(fmt.frame_target(state, None, inverse))
+        self.context += self.vm.encode(context_frame(state, inverse))
 
     def _generate_frame_steps(self, prev: State, sample: bool) -> Op[tuple[Generated, list[int]] | None]:
         """The next frame, generated in one vLLM request whose tokens the shared decoder chooses.
