@@ -7,6 +7,7 @@ for a bad prediction: they return a State whose `error` says what went wrong.
 
 from __future__ import annotations
 
+import ast
 from abc import ABC, abstractmethod
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -52,10 +53,14 @@ class Engine(ABC):
         (`continue` then means "run to the nearest breakpoint"). Inverse actions ignore them.
         """
 
+    _state: State | None = None  # the current state, set by start/step
+
     @property
-    @abstractmethod
     def state(self) -> State:
         """The current state (raises EngineError before start)."""
+        if self._state is None:
+            raise EngineError("the engine has not been started")
+        return self._state
 
     @abstractmethod
     def set_variable(self, name: str, value: str) -> State:
@@ -95,20 +100,14 @@ class StepwiseEngine(Engine):
     its answer; `run` drives one of them alone. The model worker drives many sessions' generators at
     once instead. Subclasses supply the generators, `run`, and keep `_state` current."""
 
-    _state: State | None = None
+    program: Program | None = None
 
     @abstractmethod
     def run(self, op: Generator[Any, Any, T]) -> T:
         """Drive one operation to its end and return its result."""
 
     @abstractmethod
-    def start_steps(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> Generator[Any, Any, State]: ...
-
-    @abstractmethod
     def step_steps(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> Generator[Any, Any, State]: ...
-
-    @abstractmethod
-    def set_variable_steps(self, name: str, value: str) -> Generator[Any, Any, State]: ...
 
     @abstractmethod
     def resume_steps(self, program: Program, history: list[State], inverse: bool) -> Generator[Any, Any, State]: ...
@@ -120,14 +119,34 @@ class StepwiseEngine(Engine):
     @abstractmethod
     def sample_steps(self, action: Action, k: int) -> Generator[Any, Any, list[State]]: ...
 
+    def start_steps(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> Generator[Any, Any, State]:
+        """A model cannot compute the final state: at="exit" takes it from `known_exit`."""
+        from model_backend.engine.initial import initial_state  # initial imports this module
+
+        if at == "exit":
+            if known_exit is None:
+                raise EngineError("the neural engine needs the final state (e.g. the output) to start at the exit")
+            state, inverse = known_exit, True
+        else:
+            state, inverse = initial_state(program), False
+        return (yield from self.resume_steps(program, [state], inverse))
+
+    def set_variable_steps(self, name: str, value: str) -> Generator[Any, Any, State]:
+        """The value must be a literal: neural mode runs no code."""
+        current = self.state
+        if current.event not in ("call", "line", "inv_line_call"):
+            raise EngineError("variables can be set only when paused at a call or a line")
+        if name not in current.locals:
+            raise EngineError(f"no variable named {name!r} in the current frame")
+        try:
+            text = repr(ast.literal_eval(value))
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            raise EngineError(f"neural mode runs no code: {value!r} must be a Python literal") from None
+        updated = current.model_copy(update={"locals": {**current.locals, name: text}, "confidence": None})
+        return (yield from self.replace_current_steps(updated))
+
     def start(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> State:
         return self.run(self.start_steps(program, at, known_exit))
-
-    @property
-    def state(self) -> State:
-        if self._state is None:
-            raise EngineError("the engine has not been started")
-        return self._state
 
     def step(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> State:
         return self.run(self.step_steps(action, breakpoints))
@@ -144,7 +163,7 @@ class StepwiseEngine(Engine):
         from model_backend.engine.jump import jump_target
 
         current = self.state
-        program = getattr(self, "program", None)
+        program = self.program
         if current.event != "line" or current.line is None or program is None:
             raise EngineError("a jump is possible only when paused at a line (as in pdb)")
         if not 1 <= line <= len(program.lines):

@@ -18,7 +18,6 @@ sessions at once, one forward pass over all their next tokens.
 
 from __future__ import annotations
 
-import ast
 import threading
 from collections.abc import Generator
 from dataclasses import dataclass, field
@@ -29,10 +28,9 @@ import torch
 from transformers import AutoTokenizer, DynamicCache, LlamaForCausalLM, PreTrainedTokenizerBase
 
 from model_backend import trace_format as fmt
-from model_backend.engine.base import Engine, EngineError, StartAt, StepwiseEngine, context_frame
+from model_backend.engine.base import Engine, EngineError, StepwiseEngine, context_frame
 from model_backend.engine.constraint import FrameConstraint, ProgramFacts
 from model_backend.engine.decoding import FrameDecoder, Generated, Vocabulary
-from model_backend.engine.initial import initial_state
 from model_backend.program import Program
 from model_backend.state import Action, State
 
@@ -146,15 +144,6 @@ class NeuralEngine(StepwiseEngine):
                 return done.value  # type: ignore[no-any-return]
 
     # ---- operations, as generators (see Feed) ----------------------------------------------------
-    def start_steps(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> Feed[State]:
-        if at == "exit":
-            if known_exit is None:
-                raise EngineError("the neural engine needs the final state (e.g. the output) to start at the exit")
-            state, inverse = known_exit, True
-        else:
-            state, inverse = initial_state(program), False
-        return (yield from self.resume_steps(program, [state], inverse))
-
     def resume_steps(self, program: Program, history: list[State], inverse: bool) -> Feed[State]:
         if not history:
             raise EngineError("resume needs at least the current state")
@@ -213,19 +202,6 @@ class NeuralEngine(StepwiseEngine):
         self.history.append(new_state)
         self._state = new_state
         return new_state
-
-    def set_variable_steps(self, name: str, value: str) -> Feed[State]:
-        current = self.state
-        if current.event not in ("call", "line", "inv_line_call"):
-            raise EngineError("variables can be set only when paused at a call or a line")
-        if name not in current.locals:
-            raise EngineError(f"no variable named {name!r} in the current frame")
-        try:
-            text = repr(ast.literal_eval(value))
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            raise EngineError(f"neural mode runs no code: {value!r} must be a Python literal") from None
-        updated = current.model_copy(update={"locals": {**current.locals, name: text}, "confidence": None})
-        return (yield from self.replace_current_steps(updated))
 
     def replace_current_steps(self, state: State) -> Feed[State]:
         yield from self._rebase_steps(state, self.inverse)

@@ -37,12 +37,6 @@ class OracleEngine(Engine):
         self._state = self.mdp.state(self.position, stdout=stdout)
         return self._state
 
-    @property
-    def state(self) -> State:
-        if self._state is None:
-            raise EngineError("the engine has not been started")
-        return self._state
-
     def step(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> State:
         if self.mdp is None:
             raise EngineError("the engine has not been started")

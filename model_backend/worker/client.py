@@ -196,12 +196,6 @@ class WorkerEngine(Engine):
             self._state = response.state
             return response.state
 
-    @property
-    def state(self) -> State:
-        if self._state is None:
-            raise EngineError("the engine has not been started")
-        return self._state
-
     def step(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> State:
         with self._lock:
             current = self.state

@@ -27,7 +27,6 @@ all sessions' pending requests to one `LLM.generate` call (vLLM batches them on 
 
 from __future__ import annotations
 
-import ast
 import functools
 import itertools
 import os
@@ -41,10 +40,9 @@ from typing import Any, TypeVar
 import torch
 
 from model_backend import trace_format as fmt
-from model_backend.engine.base import EngineError, StartAt, StepwiseEngine, context_frame
+from model_backend.engine.base import EngineError, StepwiseEngine, context_frame
 from model_backend.engine.constraint import FrameConstraint, ProgramFacts
 from model_backend.engine.decoding import FrameDecoder, Generated, Vocabulary
-from model_backend.engine.initial import initial_state
 from model_backend.engine.neural import DEFAULT_CHECKPOINT, MAX_FRAME_TOKENS, index_vocabulary
 from model_backend.program import Program
 from model_backend.state import Action, State
@@ -63,7 +61,6 @@ class FrameJob:
         self.token_ids: list[int] = []  # every token of the frame so far (forced ones too)
         self.queue: list[int] = []  # forced tokens not yet emitted
         self.failed: str | None = None
-        self.finished = False
         self._before_last: tuple[Any, ...] | None = None  # the state before the last token was decided
 
     def next_token(self, logits: torch.Tensor, emitted: list[int]) -> int:
@@ -75,16 +72,14 @@ class FrameJob:
         if self.failed:
             return self.end_id
         if len(emitted) == len(self.token_ids) - 1 and self._before_last is not None:
-            decoder_state, queue, finished = self._before_last
+            decoder_state, queue = self._before_last
             self.decoder.restore(decoder_state)
-            self.queue, self.finished = list(queue), finished
+            self.queue = list(queue)
             self.token_ids.pop()
         if emitted != self.token_ids:
             self.failed = "vLLM's output diverged from the decoder's choices"
             return self.end_id
-        if self.finished:
-            return self.end_id
-        self._before_last = (self.decoder.snapshot(), list(self.queue), self.finished)
+        self._before_last = (self.decoder.snapshot(), list(self.queue))
         try:
             if not self.queue and not self.decoder.done:
                 forced = self.decoder.take_forced()
@@ -93,8 +88,7 @@ class FrameJob:
             if self.queue:
                 token = self.queue.pop(0)
             elif self.decoder.done:
-                self.finished = True
-                return self.end_id
+                return self.end_id  # ends the request
             else:
                 token = self.decoder.choose(logits)
         except (EngineError, ValueError) as exc:
@@ -296,15 +290,6 @@ class VLLMEngine(StepwiseEngine):
                 return done.value  # type: ignore[no-any-return]
 
     # ---- operations (generators; see the module doc) ---------------------------------------------
-    def start_steps(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> Op[State]:
-        if at == "exit":
-            if known_exit is None:
-                raise EngineError("the neural engine needs the final state (e.g. the output) to start at the exit")
-            state, inverse = known_exit, True
-        else:
-            state, inverse = initial_state(program), False
-        return (yield from self.resume_steps(program, [state], inverse))
-
     def resume_steps(self, program: Program, history: list[State], inverse: bool) -> Op[State]:
         if not history:
             raise EngineError("resume needs at least the current state")
@@ -356,19 +341,6 @@ class VLLMEngine(StepwiseEngine):
         self.history.append(new_state)
         self._state = new_state
         return new_state
-
-    def set_variable_steps(self, name: str, value: str) -> Op[State]:
-        current = self.state
-        if current.event not in ("call", "line", "inv_line_call"):
-            raise EngineError("variables can be set only when paused at a call or a line")
-        if name not in current.locals:
-            raise EngineError(f"no variable named {name!r} in the current frame")
-        try:
-            text = repr(ast.literal_eval(value))
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            raise EngineError(f"neural mode runs no code: {value!r} must be a Python literal") from None
-        updated = current.model_copy(update={"locals": {**current.locals, name: text}, "confidence": None})
-        return (yield from self.replace_current_steps(updated))
 
     def replace_current_steps(self, state: State) -> Op[State]:
         self._rebase(state, self.inverse)
