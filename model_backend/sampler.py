@@ -32,7 +32,8 @@ class SamplerConfig:
     inverse_from_end_prob: float = 0.7  # inverse trajectories: start at the last state, else anywhere
     unreached_breakpoint_prob: float = 0.1  # breakpoint on a line the rest of the run never reaches
     # Inverse trajectories that start at a return: chance that its locals are left out, as when only the
-    # output is known (CruxEval's input task starts there). 0 in the builds so far (data_out/v1, v2).
+    # output is known (CruxEval's input task starts there). 0 in data_out/v1 and v2. When the hidden start
+    # is the entry's own return, the builder also hides the entry's arguments (`hidden_entry`).
     hide_start_locals_prob: float = 0.0
 
 
@@ -125,6 +126,20 @@ def sample_inverse(
         state = mdp.state(position)
     steps.append((state, None))
     return steps
+
+
+def hidden_entry(entry: str) -> str:
+    """The entry call with its arguments left out, `f(1, 2)` -> `f(...)`: when the inputs are what is
+    asked for (CruxEval's input task), the call in the header must not give them away."""
+    name = entry.split("(", 1)[0].strip()
+    return f"{name}(...)" if "(" in entry and name.isidentifier() else entry
+
+
+def hides_inputs(steps: Steps) -> bool:
+    """Whether an inverse trajectory starts at the entry's return with the locals hidden, as
+    `sample_inverse` does with `hide_start_locals_prob`: then only the output is known."""
+    start = steps[0][0]
+    return start.event == "return" and start.depth == 0 and not start.locals
 
 
 def training_segments(program: Program, steps: Steps, inverse: bool) -> list[tuple[str, bool]]:

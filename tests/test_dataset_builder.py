@@ -279,3 +279,27 @@ def test_convert_upgrades_a_format_1_dataset_to_what_build_writes(built: tuple[P
     assert [s.sha256 for s in converted.shards] == [s.sha256 for s in manifest.shards]
     with pytest.raises(ConvertError):
         convert_header(fmt.TRACE_START + fmt.VERSION + fmt.CODE_END)  # already format 2
+
+
+def test_hidden_start_also_hides_the_entry_arguments(tmp_path: Path) -> None:
+    """With --hide-start-locals 1, an inverse trajectory that starts at the entry's return knows only the
+    output: its header says `f(...)`, so that the inputs are not given away (CruxEval's input task).
+    Every other trajectory keeps the real call."""
+    from model_backend.sampler import SamplerConfig
+
+    _build(tmp_path / "h", inverse_fraction=1.0, sampler_config=SamplerConfig(
+        inverse_from_end_prob=1.0, hide_start_locals_prob=1.0))
+    hidden = shown = 0
+    for record in iter_records(tmp_path / "h", "train"):
+        parsed = fmt.parse("".join(text for text, _ in record["segments"]))
+        assert isinstance(parsed, fmt.ParsedTrajectory)
+        start = parsed.steps[0][0]
+        if parsed.entry is None:
+            continue
+        if start.event == "return" and start.depth == 0 and not start.locals:
+            assert parsed.entry == "f(...)"
+            hidden += 1
+        else:
+            assert "..." not in parsed.entry and parsed.entry.startswith("f(")
+            shown += 1
+    assert hidden > 20 and shown == 0  # every entry-mode trajectory starts at f's return here

@@ -276,7 +276,10 @@ def _trajectory(
         steps = sample(task.program, result, rng, config)
         if len(steps) < 2:
             return None  # e.g. an inverse trajectory that starts at the first state
-        segments = sampler.training_segments(task.program, steps, inverse)
+        program = task.program
+        if inverse and program.entry and sampler.hides_inputs(steps):
+            program = program.model_copy(update={"entry": sampler.hidden_entry(program.entry)})
+        segments = sampler.training_segments(program, steps, inverse)
         if sum(len(text) for text, _ in segments) <= settings.max_chars:
             return {
                 "program_id": task.program_id,

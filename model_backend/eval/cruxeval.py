@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from model_backend.engine import Engine, EngineError, create_engine
 from model_backend.program import Program
+from model_backend.sampler import hidden_entry
 from model_backend.sandbox import Limits, run_check
 from model_backend.state import Action, StackFrame, State
 
@@ -81,7 +82,7 @@ def predict_output(engine: Engine, problem: dict[str, str], via: str) -> str | N
     return None
 
 
-HIDDEN_ENTRY = "f(...)"  # the call as the model sees it in the input task: the arguments are the answer
+HIDDEN_ENTRY = hidden_entry("f(<input>)")  # the call as the model sees it in the input task: `f(...)`
 
 
 def predict_input(engine: Engine, problem: dict[str, str]) -> str | None:
