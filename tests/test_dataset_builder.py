@@ -217,7 +217,9 @@ def test_long_trajectories_are_shortened_or_dropped(tmp_path: Path) -> None:
 def test_cli_data_build_and_tokenizer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from model_backend.data.commands import register
 
-    monkeypatch.setattr(build, "_load_programs", lambda seed, n, real_code: tiny_programs())
+    asked_real_code: list[bool] = []
+    monkeypatch.setattr(build, "_load_programs",
+                        lambda seed, n, real_code: asked_real_code.append(real_code) or tiny_programs())
     app = typer.Typer()
     register(app)
 
@@ -233,6 +235,10 @@ def test_cli_data_build_and_tokenizer(tmp_path: Path, monkeypatch: pytest.Monkey
     assert "train:" in result.output and (out / "train-00000.jsonl").is_file()
     result = runner.invoke(app, ["data", "build", "--out", str(out), "--programs", "4", "--quiet"])
     assert result.exit_code == 2 and "other settings" in result.output
+    result = runner.invoke(app, ["data", "build", "--out", str(tmp_path / "gen-only"), "--programs", "3",
+                                 "--workers", "1", "--quiet", "--no-real-code"])
+    assert result.exit_code == 0, result.output
+    assert asked_real_code == [True, True, False]
     result = runner.invoke(app, ["data", "tokenizer", "--data", str(out), "--vocab", "400"])
     assert result.exit_code == 0, result.output
     assert (out / "tokenizer" / "tokenizer.json").is_file() and "tokens/char" in result.output

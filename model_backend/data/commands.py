@@ -36,6 +36,7 @@ def register(app: typer.Typer) -> None:
         shard_size: Annotated[int, typer.Option("--shard-size", help="Target trajectories per shard.")] = 2000,
         max_chars: Annotated[int, typer.Option("--max-chars", help="Longest trajectory text kept (characters).")] = 6000,
         hide_start_locals: Annotated[float, typer.Option("--hide-start-locals", help="Chance that an inverse trajectory starting at a return hides its locals (only the output known).")] = 0.0,
+        real_code: Annotated[bool, typer.Option("--real-code/--no-real-code", help="Add HumanEval and `algorithms` programs to the generated ones.")] = True,
         quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
     ) -> None:
         """Trace programs in the sandbox, sample trajectories, write train/held-out JSONL shards."""
@@ -51,6 +52,7 @@ def register(app: typer.Typer) -> None:
                 out, seed=seed, n_generated=programs, traj_per_program=traj, inverse_fraction=inverse,
                 heldout_fraction=heldout, workers=workers, shard_size=shard_size, max_chars=max_chars,
                 progress=not quiet, sampler_config=SamplerConfig(hide_start_locals_prob=hide_start_locals),
+                real_code=real_code,
             )
         except BuildError as exc:
             _fail(str(exc))

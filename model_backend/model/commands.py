@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
         data: Annotated[Path, typer.Option("--data", help="Dataset directory (train-*.jsonl, heldout-*.jsonl shards).")],
         out: Annotated[Path, typer.Option("--out", help="Run directory: last/ (checkpoint), final/ (export), logs.")],
         tokenizer: Annotated[Path | None, typer.Option("--tokenizer", help="Tokenizer directory (default: DATA/tokenizer).")] = None,
-        model: Annotated[str, typer.Option("--model", help="Model shape (tiny, micro, mini, small, small6, base), or a pretrained model to fine-tune (smollm2-135m).")] = "small",
+        model: Annotated[str, typer.Option("--model", help="Model shape (tiny, micro, mini, small, small6, medium, base), or a pretrained model to fine-tune (smollm2-135m).")] = "small",
         max_steps: Annotated[int | None, typer.Option("--max-steps", help="Optimizer steps (cosine schedule length).")] = None,
         minutes: Annotated[float | None, typer.Option("--minutes", help="Wall-clock budget; stops cleanly (checkpoint + export).")] = None,
         batch_size: Annotated[int | None, typer.Option("--batch-size", help="Examples per micro-batch (instead of --batch-tokens).")] = None,

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Run ON THE DEVICE MACHINE (the session's `run` tool, with carry [".whl"]), once per call, until it says
+# "done". One training run spread over several calls of at most 10 minutes each (docs/gpu.md):
+#
+#   scripts/gpu/train.sh RUN MINUTES MODEL [SEEDS] [PROGRAMS]
+#     RUN       runs/RUN on the device (kept between calls while the machine stays warm)
+#     MINUTES   the run's whole training budget (the cosine schedule ends with it), e.g. 20
+#     MODEL     a shape of model_backend/model/config.py (medium, base, ...)
+#     SEEDS     data builds, one per seed from 1, built in parallel (default 4)
+#     PROGRAMS  generated programs per build (default 7000; real code comes on top)
+#
+# Each call: installs the carried wheels into /tmp/site; builds the data once (seeds 1..SEEDS on all
+# cores, mixed by symlinks in data_out/gpu-mix with the held-out split of seed 0's functions, which is the
+# same for every seed); trains runs/RUN, resuming, and stops it with SIGINT before the call's limit (the
+# trainer checkpoints on Ctrl-C); when the budget is used up the trainer exports final/ in bf16 and this
+# script packs it into $OUT as 15 MB pieces (final.tar.part-aa, -ab, ...) plus training_log.json.
+# Environment: CALL_SECONDS (default 560: the call's own budget), EXTRA (more `ndb train` options),
+# BUILD_EXTRA (more `ndb data build` options),
+# NO_WHEELS=1 (use the python3 on PATH as it is: how the script is tried on the CPU machine).
+set -uo pipefail
+shopt -s nullglob
+START=$(date +%s)
+RUN=${1:?run name}; MINUTES=${2:?minutes}; MODEL=${3:?model shape}; SEEDS=${4:-4}; PROGRAMS=${5:-7000}
+CALL_SECONDS=${CALL_SECONDS:-560}
+OUT=${OUT:-/tmp/out}
+cd "$(dirname "$0")/../.."
+mkdir -p "$OUT"
+
+if [ -d .whl ] && [ -z "${NO_WHEELS:-}" ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+        || { echo "wheel install failed"; exit 3; }
+    export PYTHONPATH=/tmp/site:$PWD
+else
+    export PYTHONPATH=$PWD
+fi
+NDB=(python3 -m dap_server)
+"${NDB[@]}" --help >/dev/null || { echo "ndb does not start here (missing wheels? run scripts/gpu/fetch_wheels.sh)"; exit 3; }
+python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')"
+CORES=$(nproc)
+
+# --- data: SEEDS builds in parallel, each with CORES/SEEDS workers; a finished build is reused
+MIX=data_out/gpu-mix
+if [ ! -f "$MIX/.complete" ]; then
+    WORKERS=$(( CORES / SEEDS > 0 ? CORES / SEEDS : 1 ))
+    pids=()
+    for s in $(seq 1 "$SEEDS"); do
+        "${NDB[@]}" data build --out "data_out/gpu-s$s" --seed "$s" --programs "$PROGRAMS" --workers "$WORKERS" \
+            --hide-start-locals 0.25 --quiet ${BUILD_EXTRA:-} > "data_out/gpu-s$s.log" 2>&1 &
+        pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p" || { echo "a data build failed:"; tail -5 data_out/gpu-s*.log; exit 4; }; done
+    rm -rf "$MIX" && mkdir -p "$MIX"
+    k=0
+    for s in $(seq 1 "$SEEDS"); do
+        for f in data_out/gpu-s$s/train-*.jsonl; do
+            b=$(basename "$f" .jsonl); n=$(printf "train-%05d" $k); k=$((k + 1))
+            ln -s "../gpu-s$s/$b.jsonl" "$MIX/$n.jsonl"; ln -s "../gpu-s$s/$b.stats.json" "$MIX/$n.stats.json"
+        done
+        if [ "$s" = 1 ]; then  # held-out functions are the same in every build: take seed 1's
+            for f in data_out/gpu-s1/heldout-*; do ln -s "../gpu-s1/$(basename "$f")" "$MIX/$(basename "$f")"; done
+        fi
+    done
+    touch "$MIX/.complete"
+    echo "data: $k train shards from $SEEDS builds in $(( $(date +%s) - START ))s"
+    grep -h "^train:" data_out/gpu-s*.log
+fi
+
+# --- the shipped model's tokenizer (its files only: the checkpoint's model card must not follow)
+TOK=data_out/gpu-tokenizer
+mkdir -p "$TOK"
+for f in tokenizer.json tokenizer_config.json special_tokens_map.json stats.json; do
+    [ -f "model_backend/checkpoints/default/$f" ] && cp "model_backend/checkpoints/default/$f" "$TOK/"
+done
+
+# --- train until this call's time is nearly used; SIGINT makes the trainer checkpoint and exit
+LEFT=$(( CALL_SECONDS - ($(date +%s) - START) - 45 ))  # 45 s for the checkpoint and the packing
+if [ "$LEFT" -lt 60 ]; then echo "not enough of this call left to train; call again"; exit 0; fi
+# shellcheck disable=SC2086
+timeout -s INT "$LEFT" "${NDB[@]}" train --data "$MIX" --tokenizer "$TOK" \
+    --out "runs/$RUN" --model "$MODEL" --minutes "$MINUTES" --batch-tokens 65536 --lr 2e-3 --warmup 100 \
+    --eval-every 250 --save-every 250 --eval-examples 256 --export-dtype bfloat16 --no-progress ${EXTRA:-} \
+    2>&1 | grep -v "^\s*$" | tail -20
+RC=${PIPESTATUS[0]}
+if [ "$RC" -ne 0 ]; then
+    python3 -c "import json; s=json.load(open('runs/$RUN/last/train_state.json')); print('checkpoint at step', s['step'], 'tokens', s['tokens'], 'elapsed_s', round(s['elapsed_s']))" 2>/dev/null
+    echo "paused (rc $RC): call again to continue"
+    exit 0
+fi
+tar -C "runs/$RUN" -cf - final | split -b 15m - "$OUT/final.tar.part-"
+cp "runs/$RUN/final/training_log.json" "$OUT/training_log.json"
+ls -la "$OUT"
+echo "done: here, cat FILES_AT/final.tar.part-* | tar -xf - -C runs/$RUN"
