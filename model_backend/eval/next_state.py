@@ -3,7 +3,8 @@
 For each transition of a held-out trajectory the model sees the true trajectory so far and the
 action, predicts the next frame under the grammar, and the prediction is compared with the truth:
 exactly (the whole state) and per component (event, line, locals, value). Results are broken down
-by action and by horizon (how many recorded events the action moved over).
+by action, by horizon (how many recorded events the action moved over) and by program source (gen,
+script, humaneval, algorithms; alone and for step_into + step_over, the first bar).
 """
 
 from __future__ import annotations
@@ -18,13 +19,16 @@ from tqdm import tqdm
 from transformers import DynamicCache
 
 from model_backend import trace_format as fmt
-from model_backend.data.build import iter_records, record_text
+from model_backend.data.build import iter_records, record_text, top_kind
 from model_backend.engine.constraint import ProgramFacts
 from model_backend.engine.neural import LoadedModel, NeuralEngine
 from model_backend.program import Program
 from model_backend.state import Action, State
 
 COMPONENTS = ("event", "line", "locals", "value")
+
+
+BAR_ACTIONS = ("step_into", "step_over")
 
 
 def horizon_bucket(h: int) -> str:
@@ -89,13 +93,17 @@ def evaluate(model: str | None, data_dir: str, split: str = "heldout", limit: in
             continue
         program, steps = parsed.program, parsed.steps
         direction = "inverse" if parsed.inverse else "forward"
+        source = top_kind(str(record.get("source_kind") or "program"))  # gen, script, humaneval, algorithms
         predictions = predict_teacher_forced(engine, program, steps, parsed.inverse, speed)
         horizons = record.get("horizons") or [1] * len(predictions)
         for i, predicted in enumerate(predictions):
             action, truth = steps[i][1], steps[i + 1][0]
             assert action is not None
             scores = compare(predicted, truth)
-            keys = ["all", f"{direction}", f"action:{action.kind}", f"horizon:{horizon_bucket(horizons[i])}"]
+            keys = ["all", f"{direction}", f"action:{action.kind}", f"horizon:{horizon_bucket(horizons[i])}",
+                    f"source:{source}"]
+            if action.kind in BAR_ACTIONS:  # the issue's first bar, per program source
+                keys.append(f"source:{source}/into+over")
             for key in keys:
                 for name, ok in scores.items():
                     totals[key][name][0] += int(ok)
