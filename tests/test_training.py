@@ -281,6 +281,26 @@ def test_init_from_starts_at_another_runs_weights(dataset: tuple[Path, Path], tm
         mtrain.train(data, tok_dir, tmp_path / "d", "micro", max_steps=1, init_from=str(tmp_path / "a" / "final"), **args)
 
 
+def test_compiled_training_matches_eager_and_resumes(dataset: tuple[Path, Path], tmp_path: Path) -> None:
+    """--compile changes speed, not results: the same losses as eager steps, and its checkpoints keep
+    the model's own state-dict keys, so an eager run resumes from them and the export loads."""
+    data, tok_dir = dataset
+    args = {"batch_size": 4, "lr": 3e-3, "save_every": 3, "eval_every": 100, **FAST}
+    eager: list[dict[str, Any]] = []
+    mtrain.train(data, tok_dir, tmp_path / "eager", "tiny", max_steps=6, callback=eager.append, **args)
+    compiled: list[dict[str, Any]] = []
+    mtrain.train(data, tok_dir, tmp_path / "compiled", "tiny", max_steps=3, callback=compiled.append, compile=True, **args)
+    resumed: list[dict[str, Any]] = []
+    log = mtrain.train(data, tok_dir, tmp_path / "compiled", "tiny", max_steps=6, callback=resumed.append, **args)
+    assert log["resumed"] == [3] and [r["step"] for r in compiled + resumed] == [1, 2, 3, 4, 5, 6]
+    for got, want in zip(compiled + resumed, eager, strict=True):
+        assert got["step_loss"] == pytest.approx(want["step_loss"], rel=1e-3)
+    from safetensors.torch import load_file
+
+    exported = set(load_file(tmp_path / "compiled" / "final" / "model.safetensors"))
+    assert exported == set(load_file(tmp_path / "eager" / "final" / "model.safetensors"))
+
+
 def test_time_budget_stops_cleanly(dataset: tuple[Path, Path], tmp_path: Path) -> None:
     data, tok_dir = dataset
     log = mtrain.train(data, tok_dir, tmp_path / "run", "tiny", time_budget_minutes=0.03, batch_size=4,

@@ -44,6 +44,7 @@ def register(app: typer.Typer) -> None:
         export_dtype: Annotated[str, typer.Option("--export-dtype", help="float32 or bfloat16 weights in OUT/final.")] = "float32",
         progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bars on stderr.")] = True,
         init_from: Annotated[Path | None, typer.Option("--init-from", help="Start from this model directory's weights (new optimizer and schedule).")] = None,
+        compile_model: Annotated[bool, typer.Option("--compile/--no-compile", help="torch.compile the model (slow first steps, faster after).")] = False,
     ) -> None:
         """Train the model on a built dataset; export OUT/final (safetensors < 16 MB per file, tokenizer, loss curve)."""
         from model_backend.model.config import SHAPES
@@ -79,7 +80,7 @@ def register(app: typer.Typer) -> None:
                 long_examples="drop" if drop_long else "truncate", max_train_tokens=max_train_tokens, seed=seed,
                 save_every=save_every, eval_every=eval_every, eval_examples=eval_examples, resume=resume,
                 threads=threads, export_dtype=export_dtype, progress=progress,
-                init_from=str(init_from) if init_from else None,
+                init_from=str(init_from) if init_from else None, compile=compile_model,
             )
         except (ValueError, FileNotFoundError) as exc:
             raise _fail(str(exc)) from exc

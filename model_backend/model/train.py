@@ -88,6 +88,7 @@ class TrainConfig:
     export_dtype: Literal["float32", "bfloat16"] = "float32"
     progress: bool = True
     init_from: str | None = None  # a model directory whose weights start the run (a fresh optimizer and schedule)
+    compile: bool = False  # torch.compile the loss model (in place, so checkpoints keep their keys)
 
     def check(self) -> None:
         if self.model_name not in SHAPES and self.model_name not in PRETRAINED:
@@ -615,6 +616,10 @@ class _Trainer:
             _load_weights(model, Path(cfg.init_from))
         n_params = sum(p.numel() for p in model.parameters())
         loss_model = CausalLMLoss(model)
+        if cfg.compile:
+            # nn.Module.compile keeps the module and its state-dict keys; dynamic shapes because every
+            # micro-batch has its own length. About 14% more tokens/s on this 2-core CPU (docs/training.md).
+            loss_model.compile(dynamic=True)
         optimizer = torch.optim.AdamW(
             param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), eps=1e-8,
             fused=False, foreach=True,
