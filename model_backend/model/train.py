@@ -618,7 +618,7 @@ class _Trainer:
         loss_model = CausalLMLoss(model)
         if cfg.compile:
             # nn.Module.compile keeps the module and its state-dict keys; dynamic shapes because every
-            # micro-batch has its own length. About 14% more tokens/s on this 2-core CPU (docs/training.md).
+            # micro-batch has its own length. The gain is small on this CPU (docs/training.md).
             loss_model.compile(dynamic=True)
         optimizer = torch.optim.AdamW(
             param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=(cfg.beta1, cfg.beta2), eps=1e-8,
