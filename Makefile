@@ -43,7 +43,7 @@ $(DATA)/manifest.json: | install
 	$(BIN)/ndb data build --out $(DATA) --seed 0 --programs 6000 --workers 2
 
 eval: install $(DATA)/manifest.json
-	$(BIN)/ndb eval next-state --data $(DATA) --limit 200 --json $(RESULTS)/next_state.json --plots $(RESULTS) | tee $(RESULTS)/next_state.txt
+	$(BIN)/ndb eval next-state --data $(DATA) --limit 200 --json $(RESULTS)/next_state.json --plots $(RESULTS) --errors $(RESULTS)/next_state_errors.jsonl | tee $(RESULTS)/next_state.txt
 	$(BIN)/ndb eval cruxeval --data $(CRUX) --task output --via step_return --json $(RESULTS)/cruxeval_output_step_return.json | tee $(RESULTS)/cruxeval_output_step_return.txt
 	$(BIN)/ndb eval cruxeval --data $(CRUX) --task output --via breakpoint --json $(RESULTS)/cruxeval_output_breakpoint.json | tee $(RESULTS)/cruxeval_output_breakpoint.txt
 	$(BIN)/ndb eval cruxeval --data $(CRUX) --task input --json $(RESULTS)/cruxeval_input.json | tee $(RESULTS)/cruxeval_input.txt

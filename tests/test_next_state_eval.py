@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from model_backend.data.build import build_dataset
-from model_backend.eval.next_state import COMPONENTS, compare, evaluate, format_table
+from model_backend.eval.next_state import COMPONENTS, compare, describe_error, evaluate, format_table
 from model_backend.program import Program
 from model_backend.state import State
 from tests.worker_model import build_tiny_checkpoint
@@ -34,13 +34,25 @@ def test_compare_is_exact_only_when_every_field_matches() -> None:
     assert not any(failed.values()) and not any(compare(None, truth).values())
 
 
+def test_describe_error_names_each_wrong_field_truth_first() -> None:
+    truth = State(event="line", line=3, function="f", locals={"x": "1", "y": "[1]"}, depth=0)
+    predicted = truth.model_copy(update={"line": 4, "locals": {"x": "1", "y": "[2]", "z": "0"}})
+    assert describe_error(predicted, truth) == {"line": [3, 4], "locals": {"y": ["[1]", "[2]"], "z": [None, "0"]}}
+    assert describe_error(truth.model_copy(), truth) == {}
+    assert describe_error(None, truth) == {"failed": "unparsable frame"}
+
+
 def test_next_state_table_counts_every_transition_once_per_grouping(tmp_path: Path) -> None:
     data = tmp_path / "data"
     build_dataset(data, seed=3, n_generated=0, programs=PROGRAMS, traj_per_program=3, inverse_fraction=0.4,
                   heldout_fraction=0.0, workers=1, progress=False)
     model = build_tiny_checkpoint(tmp_path / "model")
-    result = evaluate(str(model), str(data), split="train", progress=False)
+    errors = tmp_path / "errors.jsonl"
+    result = evaluate(str(model), str(data), split="train", progress=False, errors_path=errors)
     table, n = result["table"], result["transitions"]
+    wrong = [json.loads(line) for line in errors.read_text().splitlines()]  # --errors: one line per miss
+    assert len(wrong) == round(n * (1 - table["all"]["exact"]))
+    assert all(error["diff"] and error["action"] and set(error["wrong"]) <= set(COMPONENTS) for error in wrong)
     assert n > 0 and table["all"]["n"] == n
     for prefix in ("action:", "horizon:"):
         assert sum(row["n"] for key, row in table.items() if key.startswith(prefix)) == n

@@ -25,13 +25,14 @@ def register(app: typer.Typer) -> None:
         limit: LimitOpt = None,
         json_out: JsonOpt = None,
         plots: Annotated[Path | None, typer.Option("--plots", help="Directory for PNG plots.")] = None,
+        errors: Annotated[Path | None, typer.Option("--errors", help="Write every wrong prediction here (JSONL, a diff against the truth).")] = None,
     ) -> None:
         """Exact next-state match per action, per component and against the horizon (teacher forcing)."""
         from model_backend.engine import EngineError
         from model_backend.eval.next_state import evaluate, format_table, plot
 
         try:
-            result = evaluate(model, data, split, limit)
+            result = evaluate(model, data, split, limit, errors_path=errors)
         except (EngineError, FileNotFoundError) as exc:
             typer.echo(f"ndb: error: {exc}", err=True)
             raise typer.Exit(2) from None

@@ -4,11 +4,13 @@ For each transition of a held-out trajectory the model sees the true trajectory 
 action, predicts the next frame under the grammar, and the prediction is compared with the truth:
 exactly (the whole state) and per component (event, line, locals, value). Results are broken down
 by action, by horizon (how many recorded events the action moved over) and by program source (gen,
-script, humaneval, algorithms; alone and for step_into + step_over, the first bar).
+script, humaneval, algorithms; alone and for step_into + step_over, the first bar). `--errors FILE`
+writes every wrong prediction, field by field against the truth, for reading what the model gets wrong.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -47,6 +49,24 @@ def compare(predicted: State | None, truth: State) -> dict[str, bool]:
     return result
 
 
+def describe_error(predicted: State | None, truth: State) -> dict[str, Any]:
+    """The fields where a wrong prediction differs from the truth: [truth, predicted] per field,
+    per variable for locals (a missing variable is null on its side)."""
+    if predicted is None or predicted.error is not None:
+        return {"failed": predicted.error if predicted is not None else "unparsable frame"}
+    diff: dict[str, Any] = {}
+    for field in ("event", "line", "function", "value", "exit"):
+        if getattr(predicted, field) != getattr(truth, field):
+            diff[field] = [getattr(truth, field), getattr(predicted, field)]
+    names = sorted(set(truth.locals) | set(predicted.locals))
+    locals_diff = {n: [truth.locals.get(n), predicted.locals.get(n)] for n in names if truth.locals.get(n) != predicted.locals.get(n)}
+    if locals_diff:
+        diff["locals"] = locals_diff
+    if predicted.stack != truth.stack:
+        diff["stack"] = [[f"{f.function}:{f.line}" for f in truth.stack], [f"{f.function}:{f.line}" for f in predicted.stack]]
+    return diff
+
+
 def predict_teacher_forced(engine: NeuralEngine, program: Program, steps: list[tuple[State, Action | None]], inverse: bool,
                            speed: dict[str, float] | None = None) -> list[State | None]:
     """The model's prediction for each transition, given the true trajectory before it. `speed`, when
@@ -77,7 +97,8 @@ def predict_teacher_forced(engine: NeuralEngine, program: Program, steps: list[t
     return predictions
 
 
-def evaluate(model: str | None, data_dir: str, split: str = "heldout", limit: int | None = None, progress: bool = True) -> dict[str, Any]:
+def evaluate(model: str | None, data_dir: str, split: str = "heldout", limit: int | None = None, progress: bool = True,
+             errors_path: Path | None = None) -> dict[str, Any]:
     loaded = LoadedModel.load(model)
     engine = NeuralEngine(loaded)
     totals: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
@@ -87,7 +108,8 @@ def evaluate(model: str | None, data_dir: str, split: str = "heldout", limit: in
     records = records[:limit] if limit else records
     started, transitions = time.perf_counter(), 0
     speed: dict[str, float] = {}
-    for record in tqdm(records, desc="next-state", disable=not progress):
+    errors: list[dict[str, Any]] = []
+    for number, record in enumerate(tqdm(records, desc="next-state", disable=not progress)):
         parsed = fmt.parse(record_text(record))
         if isinstance(parsed, fmt.FormatError):
             continue
@@ -109,7 +131,17 @@ def evaluate(model: str | None, data_dir: str, split: str = "heldout", limit: in
                     totals[key][name][0] += int(ok)
                     totals[key][name][1] += 1
             transitions += 1
+            if not scores["exact"]:
+                before = steps[i][0]
+                errors.append({
+                    "trajectory": number, "program_id": record.get("program_id"), "source": source, "direction": direction,
+                    "transition": i, "action": action.kind, "horizon": horizons[i],
+                    "from": {"function": before.function, "line": before.line, "depth": before.depth},
+                    "wrong": [c for c in COMPONENTS if not scores[c]], "diff": describe_error(predicted, truth),
+                })
     elapsed = time.perf_counter() - started
+    if errors_path:
+        errors_path.write_text("".join(json.dumps(error) + "\n" for error in errors))
     table = {key: {name: (hit / n if n else 0.0) for name, (hit, n) in parts.items()} | {"n": parts["exact"][1]} for key, parts in totals.items()}
     return {
         "model": loaded.path,
