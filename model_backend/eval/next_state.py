@@ -28,6 +28,7 @@ from model_backend.program import Program
 from model_backend.state import Action, State
 
 COMPONENTS = ("event", "line", "locals", "value")
+STATE_FIELDS = ("event", "line", "function", "locals", "value", "stack", "exit")  # all equal = an exact prediction
 
 
 BAR_ACTIONS = ("step_into", "step_over")
@@ -44,8 +45,7 @@ def compare(predicted: State | None, truth: State) -> dict[str, bool]:
     if predicted is None or predicted.error is not None:
         return {"exact": False, **{c: False for c in COMPONENTS}}
     result = {c: getattr(predicted, c) == getattr(truth, c) for c in COMPONENTS}
-    fields = ("event", "line", "function", "locals", "value", "stack", "exit")
-    result["exact"] = all(getattr(predicted, f) == getattr(truth, f) for f in fields)
+    result["exact"] = all(getattr(predicted, f) == getattr(truth, f) for f in STATE_FIELDS)
     return result
 
 
@@ -55,15 +55,16 @@ def describe_error(predicted: State | None, truth: State) -> dict[str, Any]:
     if predicted is None or predicted.error is not None:
         return {"failed": predicted.error if predicted is not None else "unparsable frame"}
     diff: dict[str, Any] = {}
-    for field in ("event", "line", "function", "value", "exit"):
-        if getattr(predicted, field) != getattr(truth, field):
-            diff[field] = [getattr(truth, field), getattr(predicted, field)]
-    names = sorted(set(truth.locals) | set(predicted.locals))
-    locals_diff = {n: [truth.locals.get(n), predicted.locals.get(n)] for n in names if truth.locals.get(n) != predicted.locals.get(n)}
-    if locals_diff:
-        diff["locals"] = locals_diff
-    if predicted.stack != truth.stack:
-        diff["stack"] = [[f"{f.function}:{f.line}" for f in truth.stack], [f"{f.function}:{f.line}" for f in predicted.stack]]
+    for field in STATE_FIELDS:
+        want, got = getattr(truth, field), getattr(predicted, field)
+        if want == got:
+            continue
+        if field == "locals":
+            diff[field] = {n: [want.get(n), got.get(n)] for n in sorted(set(want) | set(got)) if want.get(n) != got.get(n)}
+        elif field == "stack":
+            diff[field] = [[f"{frame.function}:{frame.line}" for frame in stack] for stack in (want, got)]
+        else:
+            diff[field] = [want, got]
     return diff
 
 
@@ -131,7 +132,7 @@ def evaluate(model: str | None, data_dir: str, split: str = "heldout", limit: in
                     totals[key][name][0] += int(ok)
                     totals[key][name][1] += 1
             transitions += 1
-            if not scores["exact"]:
+            if errors_path and not scores["exact"]:
                 before = steps[i][0]
                 errors.append({
                     "trajectory": number, "program_id": record.get("program_id"), "source": source, "direction": direction,
