@@ -183,6 +183,25 @@ def test_save_load_round_trip_sharded_identical_logits(tokenizer: Any, tmp_path:
         assert torch.equal(model(x).logits, loaded(x).logits)
 
 
+def test_init_from_a_shallower_model_grows_it_without_changing_its_function(tokenizer: Any, tmp_path: Path) -> None:
+    shallow = mconfig.build_model("tiny", tokenizer, seed=1).eval()
+    shallow.save_pretrained(tmp_path)
+    config = mconfig.make_config("tiny", tokenizer)
+    config.num_hidden_layers = 2 * shallow.config.num_hidden_layers
+    deep = transformers.LlamaForCausalLM(config).eval()
+    assert mtrain._load_weights(deep, tmp_path) == shallow.config.num_hidden_layers
+    x = torch.randint(0, len(tokenizer), (2, 17))
+    with torch.no_grad():
+        assert torch.allclose(shallow(x).logits, deep(x).logits, atol=1e-5)  # the copies add nothing yet
+    first, copy = deep.model.layers[0], deep.model.layers[1]
+    assert torch.equal(copy.self_attn.q_proj.weight, first.self_attn.q_proj.weight)  # trained, not random
+    assert not copy.mlp.down_proj.weight.any() and not copy.self_attn.o_proj.weight.any()
+    assert copy.mlp.up_proj.weight.data_ptr() != first.mlp.up_proj.weight.data_ptr()  # copies, trained apart
+    config.num_hidden_layers = 3
+    with pytest.raises(ValueError, match="multiple of 2"):
+        mtrain._load_weights(transformers.LlamaForCausalLM(config), tmp_path)
+
+
 def test_schedule_warmup_then_cosine() -> None:
     s = mtrain.Schedule(1e-3, warmup_steps=10, max_steps=110, min_lr_ratio=0.1, budget_s=None)
     assert s.lr_at(0) == pytest.approx(1e-4) and s.lr_at(9) == pytest.approx(1e-3)

@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
         data: Annotated[Path, typer.Option("--data", help="Dataset directory (train-*.jsonl, heldout-*.jsonl shards).")],
         out: Annotated[Path, typer.Option("--out", help="Run directory: last/ (checkpoint), final/ (export), logs.")],
         tokenizer: Annotated[Path | None, typer.Option("--tokenizer", help="Tokenizer directory (default: DATA/tokenizer).")] = None,
-        model: Annotated[str, typer.Option("--model", help="Model shape (tiny, micro, mini, small, small6, medium, base), or a pretrained model to fine-tune (smollm2-135m).")] = "small",
+        model: Annotated[str, typer.Option("--model", help="Model shape (tiny, micro, mini, small, small6, small8, medium, base), or a pretrained model to fine-tune (smollm2-135m).")] = "small",
         max_steps: Annotated[int | None, typer.Option("--max-steps", help="Optimizer steps (cosine schedule length).")] = None,
         minutes: Annotated[float | None, typer.Option("--minutes", help="Wall-clock budget; stops cleanly (checkpoint + export).")] = None,
         batch_size: Annotated[int | None, typer.Option("--batch-size", help="Examples per micro-batch (instead of --batch-tokens).")] = None,
@@ -43,7 +43,7 @@ def register(app: typer.Typer) -> None:
         threads: Annotated[int | None, typer.Option("--threads", help="torch CPU threads (default: all cores).")] = None,
         export_dtype: Annotated[str, typer.Option("--export-dtype", help="float32 or bfloat16 weights in OUT/final.")] = "float32",
         progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bars on stderr.")] = True,
-        init_from: Annotated[Path | None, typer.Option("--init-from", help="Start from this model directory's weights (new optimizer and schedule).")] = None,
+        init_from: Annotated[Path | None, typer.Option("--init-from", help="Start from this model directory's weights (new optimizer and schedule); a shape of the same width and a multiple of its depth grows it.")] = None,
         compile_model: Annotated[bool, typer.Option("--compile/--no-compile", help="torch.compile the model (slow first steps, faster after).")] = False,
     ) -> None:
         """Train the model on a built dataset; export OUT/final (safetensors < 16 MB per file, tokenizer, loss curve)."""

@@ -56,6 +56,8 @@ SHAPES: dict[str, ModelShape] = {
     "small": ModelShape(hidden_size=256, num_hidden_layers=4, num_attention_heads=4, intermediate_size=688),
     # 4.75M non-embedding; 5.27M in all (21 MB: two files).
     "small6": ModelShape(hidden_size=256, num_hidden_layers=6, num_attention_heads=4, intermediate_size=688),
+    # 6.33M non-embedding; 6.85M in all (27 MB: two files). "small" grown in depth (`--init-from` a small run).
+    "small8": ModelShape(hidden_size=256, num_hidden_layers=8, num_attention_heads=4, intermediate_size=688),
     # 10.6M non-embedding; 11.4M in all: a GPU run to ship (23 MB in bf16: two files; scripts/gpu/).
     "medium": ModelShape(hidden_size=384, num_hidden_layers=6, num_attention_heads=6, intermediate_size=1024),
     # 25.3M non-embedding; 26.4M in all: a GPU run (105 MB in 15 MB files, or half in bf16).

@@ -33,6 +33,7 @@ import logging
 import math
 import os
 import platform
+import re
 import shutil
 import sys
 import time
@@ -428,9 +429,40 @@ def plot_losses(log: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def _load_weights(model: nn.Module, model_dir: Path) -> None:
-    """Start from another run's exported weights (same shape and vocabulary), e.g. to continue training
-    the shipped model with a new schedule."""
+_LAYER_KEY = re.compile(r"^model\.layers\.(\d+)\.(.+)$")
+# The projections that write a layer's result into the residual stream: zero, and the layer adds nothing.
+_RESIDUAL_WRITERS = ("self_attn.o_proj.weight", "mlp.down_proj.weight")
+
+
+def _layer_count(weights: dict[str, torch.Tensor]) -> int:
+    return len({int(m.group(1)) for k in weights if (m := _LAYER_KEY.match(k))})
+
+
+def grow_depth(weights: dict[str, torch.Tensor], layers: int, new_layers: int) -> dict[str, torch.Tensor]:
+    """A deeper model that computes exactly what `weights` compute (block expansion, as in LLaMA Pro):
+    layer i becomes layers i*k .. i*k+k-1, the original first, then copies whose output projections
+    are zero, so each copy adds nothing to the residual stream until training moves it. The copies
+    start from trained attention and MLP weights rather than random ones."""
+    factor = new_layers // layers
+    grown: dict[str, torch.Tensor] = {}
+    for key, tensor in weights.items():
+        match = _LAYER_KEY.match(key)
+        if not match:
+            grown[key] = tensor
+            continue
+        index, name = int(match.group(1)), match.group(2)
+        for copy in range(factor):
+            value = tensor.clone()
+            if copy and name in _RESIDUAL_WRITERS:
+                value.zero_()
+            grown[f"model.layers.{index * factor + copy}.{name}"] = value
+    return grown
+
+
+def _load_weights(model: nn.Module, model_dir: Path) -> int:
+    """Start from another run's exported weights, e.g. to continue training the shipped model with a
+    new schedule: the same shape and vocabulary, or the same width with a multiple of its depth
+    (`grow_depth`). Returns the number of layers the weights had."""
     from safetensors.torch import load_file
 
     files = sorted(model_dir.glob("*.safetensors"))
@@ -443,10 +475,16 @@ def _load_weights(model: nn.Module, model_dir: Path) -> None:
         weights = {k[len("model."):]: v for k, v in weights.items()}
     if "lm_head.weight" not in weights and "model.embed_tokens.weight" in weights:
         weights["lm_head.weight"] = weights["model.embed_tokens.weight"]  # tied embeddings are saved once
+    have, want = _layer_count(weights), getattr(getattr(model, "config", None), "num_hidden_layers", None)
+    if want and have and want != have:
+        if want % have:
+            raise ValueError(f"--init-from {model_dir} has {have} layers; a model grown from it needs a multiple of {have}, not {want}")
+        weights = grow_depth(weights, have, want)
     try:
         model.load_state_dict({k: v.float() for k, v in weights.items()}, strict=True)
     except RuntimeError as exc:
         raise ValueError(f"--init-from {model_dir} does not fit this model shape and vocabulary: {exc}") from exc
+    return have
 
 
 def _write_json(path: Path, obj: Any) -> None:
@@ -612,8 +650,12 @@ class _Trainer:
             config = make_config(cfg.model_name, tokenizer, max_position_embeddings=max(2048, cfg.seq_len))
             model = LlamaForCausalLM(config)
             shape = describe(cfg.model_name)
+        init_layers = None
         if cfg.init_from and not (cfg.resume and (last / STATE_FILE).exists()):
-            _load_weights(model, Path(cfg.init_from))
+            init_layers = _load_weights(model, Path(cfg.init_from))
+            if init_layers != config.num_hidden_layers:
+                acc.print(f"grew {cfg.init_from}'s {init_layers} layers to {config.num_hidden_layers}: each layer is "
+                          "followed by copies whose output projections are zero (the same function at step 0)", file=sys.stderr)
         n_params = sum(p.numel() for p in model.parameters())
         loss_model = CausalLMLoss(model)
         if cfg.compile:
@@ -638,6 +680,8 @@ class _Trainer:
                      "train_examples": len(train_data), "eval_examples": sum(len(b) for b in eval_batches)},
             "records": [],
         }
+        if init_layers is not None:
+            log["init_from"] = {"path": cfg.init_from, "layers": init_layers}
         step, tokens, trained_tokens, prior_elapsed, train_time, cpu_time = 0, 0, 0, 0.0, 0.0, 0.0
         if cfg.resume and (last / STATE_FILE).exists():
             state = json.loads((last / STATE_FILE).read_text())
