@@ -82,6 +82,20 @@ def test_a_frame_that_fails_to_parse_gives_an_error_state(trained_model: LoadedM
     assert engine.step(Action(kind="step_into")).error is None  # the session goes on
 
 
+def test_sampled_predictions_depend_on_the_request_not_on_torchs_global_seed(random_model: LoadedModel) -> None:
+    """Samples (and the retry after a frame that fails to parse) are seeded by the prompt, as the vLLM
+    engine seeds them, so a session can be replayed and both engines make the same draws."""
+    program, _ = traced("nested_calls")
+    drawn = []
+    for global_seed in (1, 2):
+        torch.manual_seed(global_seed)
+        engine = NeuralEngine(random_model)
+        engine.start(program)
+        drawn.append([s.model_copy(update={"confidence": None}) for s in engine.sample(Action(kind="step_into"), 4)])
+    assert drawn[0] == drawn[1]
+    assert len({s.model_dump_json() for s in drawn[0]}) > 1  # still samples: the draws within a session differ
+
+
 def test_set_variable_takes_literals_only(trained_model: LoadedModel) -> None:
     program, _ = traced("early_return")
     engine = NeuralEngine(trained_model)

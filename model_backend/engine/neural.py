@@ -19,6 +19,7 @@ sessions at once, one forward pass over all their next tokens.
 from __future__ import annotations
 
 import threading
+import zlib
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,6 +132,7 @@ class NeuralEngine(StepwiseEngine):
         self.max_context = int(getattr(loaded.model.config, "max_position_embeddings", 2048))
         self.last_logits: torch.Tensor | None = None
         self.context_ids: list[int] = []  # the token ids in the cache, in order (for checks and tests)
+        self.samples_drawn = 0
 
     # ---- interface: start/step/state/... come from StepwiseEngine, driven by run -------------------
     def run(self, op: Feed[T]) -> T:
@@ -292,7 +294,12 @@ class NeuralEngine(StepwiseEngine):
 
     def _generate_frame_steps(self, prev: State, sample: bool) -> Feed[Generated | None]:
         assert self.facts is not None
-        decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse), self.m.vocabulary, sample)
+        generator = None
+        if sample:  # seeded by the request, as the vLLM engine seeds it: a retry is reproducible and the same in both
+            prompt = [*self.context_ids, self.m.special_ids[fmt.FRAME]]
+            generator = torch.Generator().manual_seed(zlib.crc32(str(prompt).encode()) + self.samples_drawn)
+            self.samples_drawn += 1
+        decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse), self.m.vocabulary, sample, generator)
         yield from self._feed_steps([self.m.special_ids[fmt.FRAME]])
         for _ in range(MAX_FRAME_TOKENS):
             if decoder.done:
