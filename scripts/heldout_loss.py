@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
 import torch
 from accelerate import Accelerator
 from transformers import AutoTokenizer, LlamaForCausalLM
@@ -38,10 +37,7 @@ def main() -> None:
     accelerator = Accelerator(cpu=True)
     models = {path: train.CausalLMLoss(LlamaForCausalLM.from_pretrained(path)) for path in args.models}
     for seed in (int(s) for s in args.seeds.split(",")):
-        # The subset and batches exactly as train() picks them for this seed.
-        pick = np.random.default_rng(seed).permutation(len(held))[: args.examples]
-        batches = train.length_batches(held.lengths[pick], args.batch_tokens, None, seed, 0, chunk=len(pick))
-        batches = [[int(pick[j]) for j in b] for b in batches]
+        batches = train.check_batches(held, args.examples, args.batch_tokens, None, seed)
         for path, loss_model in models.items():
             with torch.no_grad():
                 loss = train.evaluate(loss_model, held, batches, pad_id, accelerator)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import math
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -47,6 +48,13 @@ class Generated:
         over through the `".."` marker get the marker's probability."""
         unchanged = math.exp(self.logprobs.get("..", 0.0))
         return {name: math.exp(self.logprobs[name]) if name in self.logprobs else unchanged for name in state.locals}
+
+
+def request_generator(prompt: list[int], samples_drawn: int) -> torch.Generator:
+    """The random generator of one sampled frame: seeded by the request (the prompt's token ids and how
+    many samples the session drew before), not by what else runs, so a session replays the same draws
+    and the transformers and vLLM engines make the same ones."""
+    return torch.Generator().manual_seed(zlib.crc32(str(prompt).encode()) + samples_drawn)
 
 
 class FrameDecoder:

@@ -19,7 +19,6 @@ sessions at once, one forward pass over all their next tokens.
 from __future__ import annotations
 
 import threading
-import zlib
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,7 @@ from transformers import AutoTokenizer, DynamicCache, LlamaForCausalLM, PreTrain
 from model_backend import trace_format as fmt
 from model_backend.engine.base import Engine, EngineError, StepwiseEngine, context_frame
 from model_backend.engine.constraint import FrameConstraint, ProgramFacts
-from model_backend.engine.decoding import FrameDecoder, Generated, Vocabulary
+from model_backend.engine.decoding import FrameDecoder, Generated, Vocabulary, request_generator
 from model_backend.program import Program
 from model_backend.state import Action, State
 
@@ -295,9 +294,8 @@ class NeuralEngine(StepwiseEngine):
     def _generate_frame_steps(self, prev: State, sample: bool) -> Feed[Generated | None]:
         assert self.facts is not None
         generator = None
-        if sample:  # seeded by the request, as the vLLM engine seeds it: a retry is reproducible and the same in both
-            prompt = [*self.context_ids, self.m.special_ids[fmt.FRAME]]
-            generator = torch.Generator().manual_seed(zlib.crc32(str(prompt).encode()) + self.samples_drawn)
+        if sample:
+            generator = request_generator([*self.context_ids, self.m.special_ids[fmt.FRAME]], self.samples_drawn)
             self.samples_drawn += 1
         decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse), self.m.vocabulary, sample, generator)
         yield from self._feed_steps([self.m.special_ids[fmt.FRAME]])

@@ -548,6 +548,15 @@ def _hardware(device: torch.device, threads: int) -> dict[str, Any]:
 
 
 @torch.no_grad()
+def check_batches(held: TokenizedSplit, examples: int, batch_tokens: int | None, batch_size: int | None,
+                  seed: int) -> list[list[int]]:
+    """The held-out examples a run checks at `--eval-every`: a fixed random subset of `examples` for its
+    seed, batched by length (scripts/heldout_loss.py scores other models on the same batches)."""
+    pick = np.random.default_rng(seed).permutation(len(held))[:examples]
+    batches = length_batches(held.lengths[pick], batch_tokens, batch_size, seed, 0, chunk=len(pick))
+    return [[int(pick[j]) for j in batch] for batch in batches]
+
+
 def evaluate(
     loss_model: nn.Module, data: TokenizedSplit, batches: list[list[int]], pad_id: int, accelerator: Any
 ) -> float:
@@ -636,9 +645,7 @@ class _Trainer:
             held = None
         eval_batches: list[list[int]] = []
         if held is not None:  # a fixed random subset of the held-out examples, batched by length
-            pick = np.random.default_rng(cfg.seed).permutation(len(held))[: cfg.eval_examples]
-            sub_batches = length_batches(held.lengths[pick], cfg.batch_tokens, cfg.batch_size, cfg.seed, 0, chunk=len(pick))
-            eval_batches = [[int(pick[j]) for j in b] for b in sub_batches]
+            eval_batches = check_batches(held, cfg.eval_examples, cfg.batch_tokens, cfg.batch_size, cfg.seed)
         set_seed(cfg.seed)
         if pretrained:
             from model_backend.model.pretrained import load_model

@@ -31,7 +31,6 @@ import functools
 import itertools
 import os
 import threading
-import zlib
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +41,7 @@ import torch
 from model_backend import trace_format as fmt
 from model_backend.engine.base import EngineError, StepwiseEngine, context_frame
 from model_backend.engine.constraint import FrameConstraint, ProgramFacts
-from model_backend.engine.decoding import FrameDecoder, Generated, Vocabulary
+from model_backend.engine.decoding import FrameDecoder, Generated, Vocabulary, request_generator
 from model_backend.engine.neural import DEFAULT_CHECKPOINT, MAX_FRAME_TOKENS, index_vocabulary
 from model_backend.program import Program
 from model_backend.state import Action, State
@@ -389,7 +388,7 @@ class VLLMEngine(StepwiseEngine):
             return None
         generator = None
         if sample:  # a sample depends on the request only, not on what else is in the batch
-            generator = torch.Generator().manual_seed(zlib.crc32(str(prompt).encode()) + self.samples_drawn)
+            generator = request_generator(prompt, self.samples_drawn)
             self.samples_drawn += 1
         decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse), vm.vocabulary, sample, generator)
         job = yield Generation(prompt, FrameJob(decoder, vm.end_id), budget + 1)
