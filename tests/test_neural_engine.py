@@ -9,6 +9,7 @@ import torch
 
 from model_backend import trace_format as fmt
 from model_backend.engine.base import EngineError
+from model_backend.engine.decoding import SEARCH_BRANCHES, SEARCH_ENV
 from model_backend.engine.initial import initial_state
 from model_backend.engine.neural import LoadedModel, NeuralEngine
 from model_backend.mdp import TraceMDP
@@ -68,6 +69,44 @@ def test_kv_cache_reuse_matches_a_fresh_encode(trained_model: LoadedModel) -> No
     other._state, other.inverse = engine.history[-2], engine.inverse
     after_fresh = other.step(Action(kind="step_over"))
     assert after_fresh == after_cache
+
+
+def test_search_keeps_the_likeliest_of_greedy_and_its_branches_and_leaves_that_frame_in_the_cache(
+        trained_model: LoadedModel) -> None:
+    """With search, a frame is never less likely (by the model's own total log-probability) than the
+    greedy one, is sometimes more likely, and the cache afterwards holds exactly the frame returned."""
+    gains = []
+    for name, kind in (("nested_calls", "step_into"), ("nested_calls", "step_return"), ("early_return", "step_over"),
+                       ("class_basic", "inv_step_over")):
+        program, _ = traced(name)
+        frames = {}
+        for branches in (0, 3):
+            engine = NeuralEngine(trained_model)
+            engine.search_branches = branches
+            engine.start(program)
+            with torch.inference_mode():
+                engine._feed(trained_model.encode(fmt.serialize_action(Action(kind=kind))))  # type: ignore[arg-type]
+                mark = engine._context_len()
+                frames[branches] = engine._generate_frame(engine.state, sample=False)
+                frame_ids = engine.context_ids[mark:]
+                fresh = trained_model.model(input_ids=torch.tensor([engine.context_ids])).logits[0, -1]
+            assert frames[branches] is not None
+            assert torch.allclose(fresh, engine.last_logits, atol=1e-4)  # the cache is the context
+            assert trained_model.tokenizer.decode(frame_ids) == frames[branches].text
+        gains.append(frames[3].total_logprob - frames[0].total_logprob)
+    assert min(gains) >= 0
+    assert max(gains) > 0  # the search found a likelier frame somewhere (else it would be untested)
+
+
+@pytest.mark.parametrize(("value", "branches"), [(None, SEARCH_BRANCHES), ("0", 0), ("7", 7), ("-1", SEARCH_BRANCHES),
+                                                  ("many", SEARCH_BRANCHES)])
+def test_ndb_search_sets_the_engines_search_and_a_bad_value_keeps_the_default(
+        random_model: LoadedModel, monkeypatch: pytest.MonkeyPatch, value: str | None, branches: int) -> None:
+    if value is None:
+        monkeypatch.delenv(SEARCH_ENV, raising=False)
+    else:
+        monkeypatch.setenv(SEARCH_ENV, value)
+    assert NeuralEngine(random_model).search_branches == branches
 
 
 def test_a_frame_that_fails_to_parse_gives_an_error_state(trained_model: LoadedModel, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -167,6 +206,7 @@ def test_frame_job_redoes_a_choice_whose_token_vllm_dropped(random_model: Loaded
 def test_goto_moves_the_frame_and_later_steps_start_there(trained_model: LoadedModel) -> None:
     source = "def f(n):\n    a = 1\n    a += 10\n    for i in range(2):\n        a += i\n    return a\n"
     engine = NeuralEngine(trained_model)
+    engine.search_branches = 0  # greedy: the tiny model's greedy step_into is a line event (its search prefers exiting)
     engine.start(Program(source=source, entry="f(0)"))
     with pytest.raises(EngineError, match="only when paused at a line"):
         engine.goto(3)  # at the call event
@@ -181,6 +221,7 @@ def test_goto_moves_the_frame_and_later_steps_start_there(trained_model: LoadedM
     assert engine.state == jumped
     after = engine.step(Action(kind="step_over"))
     fresh = NeuralEngine(trained_model)  # a session opened at the jumped-to state predicts the same
+    fresh.search_branches = 0
     fresh.resume(Program(source=source, entry="f(0)"), [jumped], inverse=False)
     assert fresh.step(Action(kind="step_over")) == after
 

@@ -28,6 +28,7 @@ from websockets.exceptions import ConnectionClosed  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 
 from model_backend.engine.base import EngineError  # noqa: E402
+from model_backend.engine.decoding import SEARCH_ENV  # noqa: E402
 from model_backend.engine.neural import LoadedModel, NeuralEngine  # noqa: E402
 from model_backend.program import Program  # noqa: E402
 from model_backend.state import Action, State  # noqa: E402
@@ -84,10 +85,10 @@ def free_port() -> int:
 class Worker:
     """`python -m model_backend.worker worker` on loopback; `.url` once it listens."""
 
-    def __init__(self, checkpoint: Path, *args: str, port: int = 0) -> None:
+    def __init__(self, checkpoint: Path, *args: str, port: int = 0, env: dict[str, str] | None = None) -> None:
         self.args = [sys.executable, "-m", "model_backend.worker", "worker", "--model", str(checkpoint),
                      "--port", str(port), "--threads", "1", *args]
-        env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
+        env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1", **(env or {}))
         self.process = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                         cwd=str(REPO), env=env)
         assert self.process.stdout is not None
@@ -227,6 +228,7 @@ def test_ragged_forward_matches_the_model_logits(loaded: LoadedModel) -> None:
 
 def test_engine_sample_does_not_move_the_session(loaded: LoadedModel) -> None:
     engine = NeuralEngine(loaded)
+    engine.search_branches = 0  # greedy: the test model's searched step_into exits the program
     engine.start(programs()[0])
     engine.step(Action(kind="step_into"))
     before = engine.state
@@ -306,9 +308,11 @@ def test_health_set_variable_and_sample_over_the_wire(worker: Worker) -> None:
         engine.close()
 
 
-def test_goto_over_the_wire_equals_the_engine_in_process(worker: Worker, loaded: LoadedModel) -> None:
+def test_goto_over_the_wire_equals_the_engine_in_process(checkpoint: Path, loaded: LoadedModel) -> None:
     program = Program(source=FACT, entry="fact(3)")
-    remote, local = WorkerEngine(worker.url), NeuralEngine(loaded)
+    greedy = Worker(checkpoint, env={SEARCH_ENV: "0"})  # the test model's searched step_into exits the program
+    remote, local = WorkerEngine(greedy.url), NeuralEngine(loaded)
+    local.search_branches = 0
     try:
         for engine in (remote, local):
             engine.start(program)
@@ -323,6 +327,7 @@ def test_goto_over_the_wire_equals_the_engine_in_process(worker: Worker, loaded:
         assert info.value.code in ("engine_error", "bad_request")
     finally:
         remote.close()
+        greedy.stop()
 
 
 def test_malformed_messages_get_typed_errors_and_the_connection_stays(worker: Worker) -> None:
@@ -501,7 +506,8 @@ def test_adapter_keeps_the_session_when_the_worker_dies(checkpoint: Path, tmp_pa
     from tests.dap_client import stdio_session
 
     port = free_port()
-    w = Worker(checkpoint, "--token", "tok", port=port)
+    greedy = {SEARCH_ENV: "0"}  # the test model's searched stepIn would end the program
+    w = Worker(checkpoint, "--token", "tok", port=port, env=greedy)
     path = tmp_path / "fact.py"
     path.write_text(FACT + "\nprint(fact(3))\n")
     try:
@@ -516,7 +522,7 @@ def test_adapter_keeps_the_session_when_the_worker_dies(checkpoint: Path, tmp_pa
             assert stop.frames[0]["line"] == first.frames[0]["line"]  # the state shown stays
             assert "model worker" in session.output("stderr")
             assert session.get_variables() is not None  # inspectable
-            w = Worker(checkpoint, "--token", "tok", port=port)
+            w = Worker(checkpoint, "--token", "tok", port=port, env=greedy)
             session.command("stepIn")
             session.wait_for_stop()
             assert "reconnected" in session.output("console")

@@ -10,7 +10,9 @@ source line) is taken as the tokenizer encodes it, never generated.
 from __future__ import annotations
 
 import copy
+import logging
 import math
+import os
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +25,34 @@ from model_backend.engine.constraint import FrameConstraint, Locals
 from model_backend.state import State
 
 SAMPLE_DRAWS = 64  # draws tried in order before falling back to the best allowed token
+BRANCH_MARGIN = 1.0  # nats: a greedy choice whose runner-up is closer than this is worth a second look
+SEARCH_BRANCHES = 4  # close calls re-tried per frame by default (docs/results.md: "Search over close calls")
+SEARCH_ENV = "NDB_SEARCH"  # overrides SEARCH_BRANCHES for every engine a process creates; 0: plain greedy
+
+log = logging.getLogger(__name__)
+
+
+def default_search_branches() -> int:
+    """How many close calls an engine re-tries per frame: $NDB_SEARCH when it is a whole number >= 0,
+    else SEARCH_BRANCHES (a bad value is logged, not fatal)."""
+    value = os.environ.get(SEARCH_ENV, "").strip()
+    if not value:
+        return SEARCH_BRANCHES
+    if value.isdigit():
+        return int(value)
+    log.warning("ignoring %s=%r (not a whole number >= 0); using %d", SEARCH_ENV, value, SEARCH_BRANCHES)
+    return SEARCH_BRANCHES
+
+
+@dataclass(frozen=True)
+class BranchPoint:
+    """A greedy choice with a close runner-up: where the search may try the other token."""
+
+    position: int  # index in the decoder's `token_ids` of the choice
+    snapshot: tuple[object, ...]  # the decoder's state before the choice
+    margin: float  # chosen log-probability minus the runner-up's
+    alternative: int
+    alternative_logprob: float
 
 
 @dataclass(frozen=True)
@@ -42,12 +72,20 @@ class Vocabulary:
 class Generated:
     text: str
     logprobs: dict[str, float]  # variable name (or "..") -> summed log-probability of its tokens
+    total_logprob: float = 0.0  # of every chosen token (forced text excluded): how the search ranks frames
 
     def confidence(self, state: State) -> dict[str, float]:
         """name -> probability the model gave to that variable's predicted value. Variables carried
         over through the `".."` marker get the marker's probability."""
         unchanged = math.exp(self.logprobs.get("..", 0.0))
         return {name: math.exp(self.logprobs[name]) if name in self.logprobs else unchanged for name in state.locals}
+
+
+def branches_to_try(points: list[BranchPoint], count: int) -> list[BranchPoint]:
+    """The search's re-tries (shared by both engines so that they try the same ones in the same order):
+    the `count` closest calls, latest first, so that every branch starts inside the greedy prefix."""
+    closest = sorted(points, key=lambda b: b.margin)[:count]
+    return sorted(closest, key=lambda b: -b.position)
 
 
 def request_generator(prompt: list[int], samples_drawn: int) -> torch.Generator:
@@ -73,6 +111,10 @@ class FrameDecoder:
         self._by_id = vocab.special_by_id
         self._text: list[str] = [fmt.FRAME]
         self.scores: dict[str, float] = {}
+        self.total = 0.0
+        self.token_ids: list[int] = []  # after `<|frame_sep|>`, forced ones included
+        self.branch_points: list[BranchPoint] = []  # recorded when `record_branches` is set
+        self.record_branches = False
 
     @property
     def done(self) -> bool:
@@ -85,12 +127,29 @@ class FrameDecoder:
             return None
         self.constraint.push_forced()
         self._text.append(forced)
-        return self.vocab.encode(forced)
+        ids = self.vocab.encode(forced)
+        self.token_ids.extend(ids)
+        return ids
 
     def choose(self, logits: torch.Tensor) -> int:
         """The best (or a sampled) allowed token for these next-token logits (1-D); it is recorded."""
         logprobs = torch.log_softmax(logits.float(), dim=-1)
-        token_id = self._pick(logits)
+        if self.record_branches and not self.sample:
+            token_id, runner_up = self._best_and_close_runner_up(logprobs)
+            position = len(self.token_ids)
+            # A choice made again (vLLM re-asks a position after chunked prefill) replaces its record.
+            self.branch_points = [b for b in self.branch_points if b.position < position]
+            if runner_up is not None:
+                margin = float(logprobs[token_id] - logprobs[runner_up])
+                self.branch_points.append(BranchPoint(position, self.snapshot(), margin, runner_up,
+                                                      float(logprobs[runner_up])))
+        else:
+            token_id = self._pick(logits)
+        self.take(token_id, float(logprobs[token_id]))
+        return token_id
+
+    def take(self, token_id: int, logprob: float) -> None:
+        """Record `token_id` as the next choice, with the log-probability the model gave it."""
         key = _locals_key(self.constraint)
         if token_id in self._by_id:
             self.constraint.push_special(self._by_id[token_id])
@@ -101,45 +160,81 @@ class FrameDecoder:
             self.constraint.push_text(data)
             self._text.append(data.decode("utf-8", "replace"))
         if key is not None:
-            self.scores[key] = self.scores.get(key, 0.0) + float(logprobs[token_id])
-        return token_id
+            self.scores[key] = self.scores.get(key, 0.0) + logprob
+        self.total += logprob
+        self.token_ids.append(token_id)
 
     def snapshot(self) -> tuple[object, ...]:
-        """What `restore` needs to undo the choices made after this point. The constraint's slots are
-        immutable values, so a shallow copy of it suffices."""
+        """What `restore` needs to return to this point, from any later state of the decoder, also one
+        that took other choices since. The constraint's slots are immutable values, so a shallow copy of
+        it suffices."""
         rng = self.generator.get_state() if self.generator is not None else None
-        return copy.copy(self.constraint), len(self._text), dict(self.scores), rng
+        return copy.copy(self.constraint), list(self._text), dict(self.scores), rng, self.total, list(self.token_ids)
 
     def restore(self, snapshot: tuple[object, ...]) -> None:
-        constraint, n_text, scores, rng = snapshot
-        assert isinstance(constraint, FrameConstraint) and isinstance(n_text, int) and isinstance(scores, dict)
+        constraint, text, scores, rng, total, token_ids = snapshot
+        assert isinstance(constraint, FrameConstraint) and isinstance(text, list) and isinstance(scores, dict)
+        assert isinstance(total, float) and isinstance(token_ids, list)
         self.constraint = copy.copy(constraint)
-        del self._text[n_text:]
+        self._text = list(text)
         self.scores = dict(scores)
+        self.total = total
+        self.token_ids = list(token_ids)
         if self.generator is not None and isinstance(rng, torch.Tensor):
             self.generator.set_state(rng)
 
     def result(self) -> Generated:
-        return Generated("".join(self._text), dict(self.scores))
+        return Generated("".join(self._text), dict(self.scores), self.total)
 
     def _pick(self, logits: torch.Tensor) -> int:
-        allowed_specials = {self.vocab.special_ids[t] for t in self.constraint.allowed_specials()}
         if self.sample:
             probs = torch.softmax(logits.float(), dim=-1)
-            order = torch.multinomial(probs, num_samples=SAMPLE_DRAWS, replacement=False, generator=self.generator).tolist()
-        else:
-            order = []
-        order += torch.argsort(logits, descending=True).tolist()
-        table = self.vocab.token_bytes
-        for token_id in order:
-            if token_id in self._by_id:
-                if token_id in allowed_specials:
+            draws = torch.multinomial(probs, num_samples=SAMPLE_DRAWS, replacement=False, generator=self.generator)
+            specials = self._allowed_special_ids()
+            for token_id in draws.tolist():
+                if self._allows(token_id, specials):
                     return int(token_id)
-                continue
-            data = table[token_id] if token_id < len(table) else None
-            if data and self.constraint.accepts_text(data):
-                return int(token_id)
-        raise EngineError("the grammar allows no token here (tokenizer lacks single-byte tokens?)")
+        return self._allowed_in_order(logits, 1)[0]
+
+    def _allowed_in_order(self, logits: torch.Tensor, count: int) -> list[int]:
+        """The `count` most likely tokens the grammar allows here (at least one)."""
+        found: list[int] = []
+        specials = self._allowed_special_ids()
+        for token_id in torch.argsort(logits, descending=True).tolist():
+            if self._allows(token_id, specials):
+                found.append(int(token_id))
+                if len(found) == count:
+                    break
+        if not found:
+            raise EngineError("the grammar allows no token here (tokenizer lacks single-byte tokens?)")
+        return found
+
+    def _best_and_close_runner_up(self, logprobs: torch.Tensor) -> tuple[int, int | None]:
+        """The best allowed token, and the next allowed one if it is within BRANCH_MARGIN of it (only
+        the tokens that close are checked, so this costs little more than finding the best)."""
+        values, order = torch.sort(logprobs, descending=True)
+        specials = self._allowed_special_ids()
+        best: int | None = None
+        for value, token_id in zip(values.tolist(), order.tolist(), strict=True):
+            if best is not None and value < float(logprobs[best]) - BRANCH_MARGIN:
+                break
+            if self._allows(token_id, specials):
+                if best is not None:
+                    return best, int(token_id)
+                best = int(token_id)
+        if best is None:
+            raise EngineError("the grammar allows no token here (tokenizer lacks single-byte tokens?)")
+        return best, None
+
+    def _allowed_special_ids(self) -> set[int]:
+        return {self.vocab.special_ids[t] for t in self.constraint.allowed_specials()}
+
+    def _allows(self, token_id: int, allowed_specials: set[int]) -> bool:
+        if token_id in self._by_id:
+            return token_id in allowed_specials
+        table = self.vocab.token_bytes
+        data = table[token_id] if token_id < len(table) else None
+        return data is not None and bool(data) and self.constraint.accepts_text(data)
 
 
 def _locals_key(constraint: FrameConstraint) -> str | None:

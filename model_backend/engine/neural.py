@@ -30,7 +30,14 @@ from transformers import AutoTokenizer, DynamicCache, LlamaForCausalLM, PreTrain
 from model_backend import trace_format as fmt
 from model_backend.engine.base import Engine, EngineError, StepwiseEngine, context_frame
 from model_backend.engine.constraint import FrameConstraint, ProgramFacts
-from model_backend.engine.decoding import FrameDecoder, Generated, Vocabulary, request_generator
+from model_backend.engine.decoding import (
+    FrameDecoder,
+    Generated,
+    Vocabulary,
+    branches_to_try,
+    default_search_branches,
+    request_generator,
+)
 from model_backend.program import Program
 from model_backend.state import Action, State
 
@@ -132,6 +139,7 @@ class NeuralEngine(StepwiseEngine):
         self.last_logits: torch.Tensor | None = None
         self.context_ids: list[int] = []  # the token ids in the cache, in order (for checks and tests)
         self.samples_drawn = 0
+        self.search_branches = default_search_branches()  # 0: plain greedy
 
     # ---- interface: start/step/state/... come from StepwiseEngine, driven by run -------------------
     def run(self, op: Feed[T]) -> T:
@@ -292,14 +300,43 @@ class NeuralEngine(StepwiseEngine):
         return self._drive(self._generate_frame_steps(prev, sample))
 
     def _generate_frame_steps(self, prev: State, sample: bool) -> Feed[Generated | None]:
+        """The next frame after `<|frame_sep|>`, left in the cache.
+
+        Greedy decoding commits to each token; a frame goes wrong where the model hesitated between two
+        (the next element of a list, whether a loop goes round again) and the rest follows the first
+        pick. So greedy decoding records its close calls, and the `search_branches` closest ones are
+        each re-decoded from that point with the runner-up token; the frame with the highest total
+        log-probability wins (a small beam search that only branches where the model was unsure)."""
         assert self.facts is not None
         generator = None
         if sample:
             generator = request_generator([*self.context_ids, self.m.special_ids[fmt.FRAME]], self.samples_drawn)
             self.samples_drawn += 1
         decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse), self.m.vocabulary, sample, generator)
+        decoder.record_branches = not sample and self.search_branches > 0
         yield from self._feed_steps([self.m.special_ids[fmt.FRAME]])
-        for _ in range(MAX_FRAME_TOKENS):
+        frame_start = self._context_len()
+        best = yield from self._finish_frame_steps(decoder)
+        best_ids = list(decoder.token_ids)
+        if not decoder.record_branches:
+            return best
+        decoder.record_branches = False
+        for point in branches_to_try(decoder.branch_points, self.search_branches):
+            self._crop(frame_start + point.position)
+            decoder.restore(point.snapshot)
+            decoder.take(point.alternative, point.alternative_logprob)
+            yield from self._feed_steps([point.alternative])
+            candidate = yield from self._finish_frame_steps(decoder)
+            if candidate is not None and (best is None or candidate.total_logprob > best.total_logprob):
+                best, best_ids = candidate, list(decoder.token_ids)
+        if best is not None and self.context_ids[frame_start:] != best_ids:  # the cache must hold the frame returned
+            self._crop(frame_start)
+            yield from self._feed_steps(best_ids)
+        return best
+
+    def _finish_frame_steps(self, decoder: FrameDecoder) -> Feed[Generated | None]:
+        """Decode until the frame's stop token (None if it runs past MAX_FRAME_TOKENS)."""
+        while len(decoder.token_ids) < MAX_FRAME_TOKENS:
             if decoder.done:
                 return decoder.result()
             forced = decoder.take_forced()

@@ -11,6 +11,8 @@ import typer
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Checkpoint directory (default: the shipped model).")]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the full results as JSON here.")]
 LimitOpt = Annotated[int | None, typer.Option("--limit", help="Evaluate only the first N items.")]
+SearchOpt = Annotated[int | None, typer.Option(
+    "--search", help="Close calls per frame the neural engine re-decodes with the runner-up token (0: greedy; default: the engine's).")]
 
 
 def register(app: typer.Typer) -> None:
@@ -26,13 +28,14 @@ def register(app: typer.Typer) -> None:
         json_out: JsonOpt = None,
         plots: Annotated[Path | None, typer.Option("--plots", help="Directory for PNG plots.")] = None,
         errors: Annotated[Path | None, typer.Option("--errors", help="Write every wrong prediction here (JSONL, a diff against the truth).")] = None,
+        search: SearchOpt = None,
     ) -> None:
         """Exact next-state match per action, per component and against the horizon (teacher forcing)."""
         from model_backend.engine import EngineError
         from model_backend.eval.next_state import evaluate, format_table, plot
 
         try:
-            result = evaluate(model, data, split, limit, errors_path=errors)
+            result = evaluate(model, data, split, limit, errors_path=errors, search_branches=search)
         except (EngineError, FileNotFoundError) as exc:
             typer.echo(f"ndb: error: {exc}", err=True)
             raise typer.Exit(2) from None
@@ -52,13 +55,14 @@ def register(app: typer.Typer) -> None:
         model: ModelOpt = None,
         limit: LimitOpt = None,
         json_out: JsonOpt = None,
+        search: SearchOpt = None,
     ) -> None:
         """pass@1 with CruxEval's scoring; the last line is `pass@1: X.X% (N/M)`."""
         from model_backend.engine import EngineError
         from model_backend.eval.cruxeval import evaluate
 
         try:
-            result = evaluate(data, task, via, engine, model, limit)
+            result = evaluate(data, task, via, engine, model, limit, search_branches=search)
         except (EngineError, ValueError, OSError) as exc:
             typer.echo(f"ndb: error: {exc}", err=True)
             raise typer.Exit(2) from None

@@ -117,12 +117,14 @@ def score(problem: dict[str, str], task: str, prediction: str | None) -> bool:
 
 def evaluate(
     data: str, task: str = "output", via: str = "step_return", engine_name: str = "neural",
-    model: str | None = None, limit: int | None = None, progress: bool = True,
+    model: str | None = None, limit: int | None = None, progress: bool = True, search_branches: int | None = None,
 ) -> dict[str, Any]:
     if task not in ("output", "input") or via not in ("steps", "step_return", "breakpoint"):
         raise ValueError("task is output|input and via is steps|step_return|breakpoint")
     problems = load_problems(data, limit)
     engine = create_engine(engine_name, model=model)
+    if search_branches is not None and hasattr(engine, "search_branches"):
+        engine.search_branches = search_branches
     results, passed, started = [], 0, time.perf_counter()
     for problem in tqdm(problems, desc=f"cruxeval {task}", disable=not progress):
         try:
@@ -136,6 +138,6 @@ def evaluate(
     engine.close()
     return {
         "data": str(Path(data)), "task": task, "via": via if task == "output" else "inv_step_call",
-        "engine": engine_name, "model": model, "n": len(problems), "passed": passed,
+        "engine": engine_name, "model": model, "search_branches": getattr(engine, "search_branches", None), "n": len(problems), "passed": passed,
         "pass_at_1": passed / max(1, len(problems)), "seconds": time.perf_counter() - started, "results": results,
     }

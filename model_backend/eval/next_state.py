@@ -99,9 +99,11 @@ def predict_teacher_forced(engine: NeuralEngine, program: Program, steps: list[t
 
 
 def evaluate(model: str | None, data_dir: str, split: str = "heldout", limit: int | None = None, progress: bool = True,
-             errors_path: Path | None = None) -> dict[str, Any]:
+             errors_path: Path | None = None, search_branches: int | None = None) -> dict[str, Any]:
     loaded = LoadedModel.load(model)
     engine = NeuralEngine(loaded)
+    if search_branches is not None:
+        engine.search_branches = search_branches
     totals: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     records = list(iter_records(data_dir, split))
     if not records:
@@ -148,6 +150,7 @@ def evaluate(model: str | None, data_dir: str, split: str = "heldout", limit: in
         "model": loaded.path,
         "data": str(Path(data_dir)),
         "split": split,
+        "search_branches": engine.search_branches,
         "trajectories": len(records),
         "transitions": transitions,
         "seconds": elapsed,

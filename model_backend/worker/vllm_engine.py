@@ -41,7 +41,14 @@ import torch
 from model_backend import trace_format as fmt
 from model_backend.engine.base import EngineError, StepwiseEngine, context_frame
 from model_backend.engine.constraint import FrameConstraint, ProgramFacts
-from model_backend.engine.decoding import FrameDecoder, Generated, Vocabulary, request_generator
+from model_backend.engine.decoding import (
+    FrameDecoder,
+    Generated,
+    Vocabulary,
+    branches_to_try,
+    default_search_branches,
+    request_generator,
+)
 from model_backend.engine.neural import DEFAULT_CHECKPOINT, MAX_FRAME_TOKENS, index_vocabulary
 from model_backend.program import Program
 from model_backend.state import Action, State
@@ -276,6 +283,7 @@ class VLLMEngine(StepwiseEngine):
         self.history: list[State] = []
         self._state: State | None = None
         self.samples_drawn = 0
+        self.search_branches = default_search_branches()  # 0: plain greedy
 
     # ---- interface: start/step/state/... come from StepwiseEngine, driven by run -------------------
     def run(self, op: Op[T]) -> T:
@@ -376,7 +384,9 @@ class VLLMEngine(StepwiseEngine):
         self.context += self.vm.encode(context_frame(state, inverse))
 
     def _generate_frame_steps(self, prev: State, sample: bool) -> Op[tuple[Generated, list[int]] | None]:
-        """The next frame, generated in one vLLM request whose tokens the shared decoder chooses.
+        """The next frame, generated in one vLLM request whose tokens the shared decoder chooses, plus
+        one request per re-tried close call (the search of NeuralEngine._generate_frame_steps, with the
+        same branches in the same order).
 
         Returns the frame and its token ids from `<|frame_sep|>` on; `self.context` is not changed (the
         caller appends an accepted frame)."""
@@ -391,10 +401,25 @@ class VLLMEngine(StepwiseEngine):
             generator = request_generator(prompt, self.samples_drawn)
             self.samples_drawn += 1
         decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse), vm.vocabulary, sample, generator)
+        decoder.record_branches = not sample and self.search_branches > 0
         job = yield Generation(prompt, FrameJob(decoder, vm.end_id), budget + 1)
-        if job.failed or not decoder.done:
-            return None  # a choice failed, or the frame outgrew max_tokens
-        return decoder.result(), [vm.special_ids[fmt.FRAME], *job.token_ids]
+        best = (decoder.result(), [prompt[-1], *job.token_ids]) if not job.failed and decoder.done else None
+        if not decoder.record_branches:
+            return best
+        decoder.record_branches = False
+        for point in branches_to_try(decoder.branch_points, self.search_branches):
+            decoder.restore(point.snapshot)
+            decoder.take(point.alternative, point.alternative_logprob)
+            prefix = list(decoder.token_ids)
+            if budget - len(prefix) <= 0:
+                continue
+            job = yield Generation(prompt + prefix, FrameJob(decoder, vm.end_id), budget + 1 - len(prefix))
+            if job.failed or not decoder.done:
+                continue
+            candidate = decoder.result()
+            if best is None or candidate.total_logprob > best[0].total_logprob:
+                best = (candidate, [prompt[-1], *prefix, *job.token_ids])
+        return best
 
 
 class VLLMBackend:
