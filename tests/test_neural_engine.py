@@ -98,6 +98,37 @@ def test_search_keeps_the_likeliest_of_greedy_and_its_branches_and_leaves_that_f
     assert max(gains) > 0  # the search found a likelier frame somewhere (else it would be untested)
 
 
+def test_pruning_branches_that_cannot_win_changes_no_frame(trained_model: LoadedModel,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A branch stops once its total log-probability is below the best frame's (totals only fall):
+    the frames chosen are those of a search that decodes every branch to its end, for fewer tokens."""
+    def run() -> tuple[list[str], int]:
+        texts, fed = [], 0
+        for name, kind in (("nested_calls", "step_into"), ("early_return", "step_over"), ("class_basic", "step_into"),
+                           ("recursion_factorial", "step_return")):
+            engine = NeuralEngine(trained_model)
+            engine.search_branches = 4
+            engine.start(traced(name)[0])
+            feed = engine._feed_steps
+            def counting(ids: list[int], feed=feed):  # type: ignore[no-untyped-def]
+                nonlocal fed
+                fed += len(ids)
+                return (yield from feed(ids))
+            engine._feed_steps = counting  # type: ignore[method-assign]
+            with torch.inference_mode():
+                engine._feed(trained_model.encode(fmt.serialize_action(Action(kind=kind))))  # type: ignore[arg-type]
+                frame = engine._generate_frame(engine.state, sample=False)
+            texts.append(frame.text if frame else "")
+        return texts, fed
+
+    pruned, pruned_tokens = run()
+    finish = NeuralEngine._finish_frame_steps
+    monkeypatch.setattr(NeuralEngine, "_finish_frame_steps", lambda self, decoder, bound=None: finish(self, decoder))
+    unpruned, unpruned_tokens = run()
+    assert pruned == unpruned
+    assert pruned_tokens < unpruned_tokens
+
+
 @pytest.mark.parametrize(("value", "branches"), [(None, SEARCH_BRANCHES), ("0", 0), ("7", 7), ("-1", SEARCH_BRANCHES),
                                                   ("many", SEARCH_BRANCHES)])
 def test_ndb_search_sets_the_engines_search_and_a_bad_value_keeps_the_default(

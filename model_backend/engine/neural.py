@@ -326,7 +326,8 @@ class NeuralEngine(StepwiseEngine):
             decoder.restore(point.snapshot)
             decoder.take(point.alternative, point.alternative_logprob)
             yield from self._feed_steps([point.alternative])
-            candidate = yield from self._finish_frame_steps(decoder)
+            bound = best.total_logprob if best is not None else None
+            candidate = yield from self._finish_frame_steps(decoder, bound)
             if candidate is not None and (best is None or candidate.total_logprob > best.total_logprob):
                 best, best_ids = candidate, list(decoder.token_ids)
         if best is not None and self.context_ids[frame_start:] != best_ids:  # the cache must hold the frame returned
@@ -334,11 +335,15 @@ class NeuralEngine(StepwiseEngine):
             yield from self._feed_steps(best_ids)
         return best
 
-    def _finish_frame_steps(self, decoder: FrameDecoder) -> Feed[Generated | None]:
-        """Decode until the frame's stop token (None if it runs past MAX_FRAME_TOKENS)."""
+    def _finish_frame_steps(self, decoder: FrameDecoder, bound: float | None = None) -> Feed[Generated | None]:
+        """Decode until the frame's stop token (None if it runs past MAX_FRAME_TOKENS, or once its total
+        log-probability falls below `bound`: it only falls as tokens are added, so such a branch cannot
+        win, and a branch that rambles costs little)."""
         while len(decoder.token_ids) < MAX_FRAME_TOKENS:
             if decoder.done:
                 return decoder.result()
+            if bound is not None and decoder.total < bound:
+                return None
             forced = decoder.take_forced()
             if forced is not None:
                 yield from self._feed_steps(forced)
