@@ -134,7 +134,9 @@ class FrameDecoder:
     def choose(self, logits: torch.Tensor) -> int:
         """The best (or a sampled) allowed token for these next-token logits (1-D); it is recorded."""
         logprobs = torch.log_softmax(logits.float(), dim=-1)
-        if self.record_branches and not self.sample:
+        # The kind of event (the first choice) is never re-tried: a two-token exit frame would beat
+        # a forty-token return frame on total log-probability whatever the return's tokens are.
+        if self.record_branches and not self.sample and self.constraint.elements is not None:
             token_id, runner_up = self._best_and_close_runner_up(logprobs)
             position = len(self.token_ids)
             # A choice made again (vLLM re-asks a position after chunked prefill) replaces its record.
