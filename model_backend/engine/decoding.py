@@ -196,20 +196,15 @@ class FrameDecoder:
             for token_id in draws.tolist():
                 if self._allows(token_id, specials):
                     return int(token_id)
-        return self._allowed_in_order(logits, 1)[0]
+        return self._best_allowed(logits)
 
-    def _allowed_in_order(self, logits: torch.Tensor, count: int) -> list[int]:
-        """The `count` most likely tokens the grammar allows here (at least one)."""
-        found: list[int] = []
+    def _best_allowed(self, logits: torch.Tensor) -> int:
+        """The most likely token the grammar allows here."""
         specials = self._allowed_special_ids()
         for token_id in torch.argsort(logits, descending=True).tolist():
             if self._allows(token_id, specials):
-                found.append(int(token_id))
-                if len(found) == count:
-                    break
-        if not found:
-            raise EngineError("the grammar allows no token here (tokenizer lacks single-byte tokens?)")
-        return found
+                return int(token_id)
+        raise EngineError("the grammar allows no token here (tokenizer lacks single-byte tokens?)")
 
     def _best_and_close_runner_up(self, logprobs: torch.Tensor) -> tuple[int, int | None]:
         """The best allowed token, and the next allowed one if it is within BRANCH_MARGIN of it (only
