@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
+from collections import OrderedDict, deque
 
 import pytest
 
 from model_backend import trace_format as fmt
-from model_backend.engine.constraint import FrameConstraint, ProgramFacts
+from model_backend.engine.constraint import CUT_REPR, FrameConstraint, JsonString, ProgramFacts
 from model_backend.sampler import sample_forward, sample_inverse
 from model_backend.state import State
 from tests.corpus import corpus, traced
@@ -79,3 +81,75 @@ def test_random_paths_through_the_grammar_always_parse(name: str) -> None:
         assert isinstance(parsed, State), (parsed, out)
         if parsed.stack and program.entry is not None:
             assert all(f.function != "<module>" for f in parsed.stack)
+
+
+def feed_json(text: str, repr_shape: bool = True) -> JsonString | None:
+    return JsonString(repr_shape=repr_shape).feed(json.dumps(text, ensure_ascii=False).encode())
+
+
+class Odd:
+    def __repr__(self) -> str:
+        return "Odd(']', \"[\", '\\\\')"
+
+
+REPRS = [
+    repr(v)
+    for v in [
+        [1, [2, (3, {4: "x"})]],
+        "it's",
+        'say "hi"',
+        "both ' and \"",
+        "a\\b\n",
+        "([{",
+        "}])",
+        {"k": ["(", ")"]},
+        {1, 2},
+        set(),
+        frozenset({(1, 2)}),
+        deque([1, "]"]),
+        OrderedDict(a=1),
+        ValueError("can't parse '['"),
+        KeyError("]"),
+        b"\x00'\"",
+        Odd(),
+        "é[ü",
+        3.5,
+        None,
+    ]
+]
+
+
+@pytest.mark.parametrize("text", REPRS)
+def test_repr_shape_accepts_whole_reprs(text: str) -> None:
+    fed = feed_json(text)
+    assert fed is not None and fed.complete, text
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("[1, 2", "an open list"),
+        ("'abc", "an open string literal"),
+        ("{'a': [1, 2]", "an open dict"),
+        ("(1, 2]", "a bracket that closes the wrong opener"),
+        ("[1, 2]]", "a closer with nothing open"),
+        ("['a', 'b]", "a list whose last string never ends"),
+    ],
+)
+def test_repr_shape_rejects_broken_reprs(text: str, why: str) -> None:
+    assert feed_json(text) is None, why
+    assert feed_json(text, repr_shape=False) is not None, "plain strings (stdout) take any text"
+
+
+def test_repr_shape_lets_a_cut_repr_end() -> None:
+    cut = repr(list(range(100)))[:CUT_REPR] + "..."  # how the tracer shortens a long repr
+    fed = feed_json(cut)
+    assert fed is not None and fed.complete
+    assert feed_json(cut[:50]) is None  # a short repr still has to be whole
+
+
+def test_repr_shape_ignores_brackets_inside_string_literals() -> None:
+    opened = JsonString(repr_shape=True).feed(b'"[\'(\', ')
+    assert opened is not None and opened.brackets == b"[" and opened.quote == 0
+    assert opened.feed(b']"') is not None
+    assert opened.feed(b')"') is None

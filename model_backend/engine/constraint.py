@@ -99,23 +99,62 @@ class Choice:
         return self.prefix in self.options
 
 
+_CLOSER_OF = {0x29: 0x28, 0x5D: 0x5B, 0x7D: 0x7B}  # ) ] } -> ( [ {
+_JSON_ESCAPED = {0x22: 0x22, 0x5C: 0x5C, 0x2F: 0x2F}  # \" \\ \/ stand for these characters
+CUT_REPR = 200  # the tracer cuts a longer repr there and adds "...", so its shape is no longer whole
+
+
+def _repr_shape_step(brackets: bytes, quote: int, escaped: bool, char: int) -> tuple[bytes, int, bool] | None:
+    """One character of a Python repr: brackets must close in order, outside string literals."""
+    if quote:
+        if escaped:
+            return brackets, quote, False
+        if char == 0x5C:
+            return brackets, quote, True
+        return brackets, (0 if char == quote else quote), False
+    if char in (0x27, 0x22):
+        return brackets, char, False
+    if char in (0x28, 0x5B, 0x7B):
+        return brackets + bytes([char]), 0, False
+    opener = _CLOSER_OF.get(char)
+    if opener is not None:
+        if not brackets or brackets[-1] != opener:
+            return None
+        return brackets[:-1], 0, False
+    return brackets, 0, False
+
+
 @dataclass(frozen=True)
 class JsonString:
-    """A JSON string as json.dumps(ensure_ascii=False) writes it, at most MAX_STRING bytes inside."""
+    """A JSON string as json.dumps(ensure_ascii=False) writes it, at most MAX_STRING bytes inside.
 
-    phase: int = 0  # 0 before the opening quote, 1 inside, 2 after a backslash, 3..6 in \\uXXXX, 7 closed
+    With `repr_shape`, the string holds a Python repr: its brackets close in order and its string
+    literals end before the closing quote (unless it is long enough to be one the tracer cut). No
+    value the tracer wrote in our datasets breaks this, and it keeps a model from stopping half-way
+    through a list or a string.
+    """
+
+    phase: int = 0  # 0 before the opening quote, 1 inside, 2 after a backslash, 3..6 in \uXXXX, 7 closed
     length: int = 0
     last: int = 0
+    repr_shape: bool = False
+    brackets: bytes = b""  # the repr's open brackets, innermost last
+    quote: int = 0  # the quote of the repr's open string literal, 0 outside one
+    escaped: bool = False  # after a backslash inside that literal
 
     def feed(self, data: bytes) -> JsonString | None:
         phase, length, last = self.phase, self.length, self.last
+        shape, brackets, quote, escaped = self.repr_shape, self.brackets, self.quote, self.escaped
         for byte in data:
+            char = -1  # the repr's character this byte completes, if any
             if phase == 0:
                 if byte != 0x22:
                     return None
                 phase = 1
             elif phase == 1:
                 if byte == 0x22:
+                    if shape and (brackets or quote) and length < CUT_REPR:
+                        return None
                     phase = 7
                 elif length >= MAX_STRING:
                     return None
@@ -125,21 +164,31 @@ class JsonString:
                     return None
                 else:
                     length += 1
+                    char = byte
             elif phase == 2:
                 if byte == 0x75:  # \u
                     phase = 3
                 elif byte in b'"\\/bfnrt':
                     phase = 1
+                    char = _JSON_ESCAPED.get(byte, 0)
                 else:
                     return None
             elif 3 <= phase <= 6:
                 if byte not in b"0123456789abcdefABCDEF":
                     return None
-                phase = phase + 1 if phase < 6 else 1
+                if phase == 6:
+                    phase, char = 1, 0  # json.dumps escapes only control characters this way
+                else:
+                    phase += 1
             else:
                 return None
+            if shape and char >= 0:
+                stepped = _repr_shape_step(brackets, quote, escaped, char)
+                if stepped is None:
+                    return None
+                brackets, quote, escaped = stepped
             last = byte
-        return JsonString(phase, length, last)
+        return JsonString(phase, length, last, shape, brackets, quote, escaped)
 
     @property
     def complete(self) -> bool:
@@ -157,7 +206,7 @@ class Value:
             return self
         inner = self.inner
         if inner is None:
-            inner = Choice(frozenset({b"null"})) if data[:1] == b"n" else JsonString()
+            inner = Choice(frozenset({b"null"})) if data[:1] == b"n" else JsonString(repr_shape=True)
         fed = inner.feed(data)
         return Value(fed) if fed is not None else None
 
@@ -221,7 +270,9 @@ class Locals:
             if byte == 0x22:
                 if self.key not in self._key_options():
                     return None
-                value: JsonString | Choice = Choice(frozenset({b'".."'})) if self.key == b".." else JsonString()
+                value: JsonString | Choice = (
+                    Choice(frozenset({b'".."'})) if self.key == b".." else JsonString(repr_shape=True)
+                )
                 return replace(self, phase=3, used=self.used | {self.key}, value=value)
             key = self.key + bytes([byte])
             return replace(self, key=key) if any(k.startswith(key) for k in self._key_options()) else None
