@@ -354,3 +354,72 @@ def test_cli_train_command(dataset: tuple[Path, Path], tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "unknown --model" in bad.output
     none = runner.invoke(app, ["train", "--data", str(data), "--out", str(tmp_path / "x")])
     assert none.exit_code == 2 and "--max-steps" in none.output
+
+
+# ----------------------------------------------------------------------------------------------- average
+
+
+def _saved_model(tokenizer: Any, path: Path, seed: int, layers: int | None = None) -> Any:
+    config = mconfig.make_config("tiny", tokenizer)
+    if layers is not None:
+        config.num_hidden_layers = layers
+    torch.manual_seed(seed)
+    model = transformers.LlamaForCausalLM(config).eval()
+    model.save_pretrained(path, max_shard_size="100KB")
+    tokenizer.save_pretrained(path)
+    return model
+
+
+def test_average_writes_the_weighted_mean_of_its_sources(tokenizer: Any, tmp_path: Path) -> None:
+    from model_backend.model.average import average_checkpoints
+
+    a = _saved_model(tokenizer, tmp_path / "a", seed=1)
+    b = _saved_model(tokenizer, tmp_path / "b", seed=2)
+    record = average_checkpoints([tmp_path / "a", tmp_path / "b"], tmp_path / "mean", weights=[3.0, 1.0])
+    mean = transformers.LlamaForCausalLM.from_pretrained(tmp_path / "mean").eval()
+    for (name, pa), pb, pm in zip(a.named_parameters(), b.parameters(), mean.parameters(), strict=True):
+        assert torch.allclose(pm, 0.75 * pa + 0.25 * pb, atol=1e-6), name
+    assert mean.lm_head.weight.data_ptr() == mean.model.embed_tokens.weight.data_ptr()
+    assert transformers.AutoTokenizer.from_pretrained(str(tmp_path / "mean")).get_vocab() == tokenizer.get_vocab()
+    saved = json.loads((tmp_path / "mean" / "average.json").read_text())
+    assert saved == record and [s["weight"] for s in saved["sources"]] == [3.0, 1.0]
+    assert all(p.stat().st_size < mtrain.MAX_SHARD_BYTES for p in (tmp_path / "mean").glob("*.safetensors"))
+
+
+def test_average_refuses_other_shapes_and_tokenizers(tokenizer: Any, tmp_path: Path) -> None:
+    from model_backend.model.average import AverageError, average_checkpoints
+
+    _saved_model(tokenizer, tmp_path / "a", seed=1)
+    _saved_model(tokenizer, tmp_path / "deeper", seed=2, layers=4)
+    with pytest.raises(AverageError, match="another shape"):
+        average_checkpoints([tmp_path / "a", tmp_path / "deeper"], tmp_path / "out")
+    _saved_model(tokenizer, tmp_path / "b", seed=2)
+    tok = json.loads((tmp_path / "b" / "tokenizer.json").read_text())
+    tok["added_tokens"][0]["content"] = "<|other|>"
+    (tmp_path / "b" / "tokenizer.json").write_text(json.dumps(tok))
+    with pytest.raises(AverageError, match="another tokenizer"):
+        average_checkpoints([tmp_path / "a", tmp_path / "b"], tmp_path / "out")
+    with pytest.raises(AverageError, match="at least two"):
+        average_checkpoints([tmp_path / "a"], tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_average_command(tokenizer: Any, tmp_path: Path) -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from model_backend.model.commands import register
+
+    app = typer.Typer()
+    register(app)
+    for name, seed in (("a", 1), ("b", 2)):
+        _saved_model(tokenizer, tmp_path / name, seed=seed)
+    runner = CliRunner()
+    ok = runner.invoke(app, ["average", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "m")])
+    assert ok.exit_code == 0, ok.output
+    assert "model in" in ok.output and (tmp_path / "m" / "config.json").is_file()
+    bad = runner.invoke(app, ["average", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "x"),
+                              "--weights", "1,x"])
+    assert bad.exit_code == 2 and "--weights" in bad.output
+    missing = runner.invoke(app, ["average", str(tmp_path / "a"), str(tmp_path / "nope"), "--out", str(tmp_path / "x")])
+    assert missing.exit_code == 2 and "config.json" in missing.output

@@ -1,4 +1,4 @@
-"""`ndb train`: train (or resume) the neural debugger's model on a built dataset.
+"""`ndb train`: train (or resume) the neural debugger's model on a built dataset; `ndb average`: average runs.
 
 `register(app)` adds the command to a Typer app (the CLI wires it into `ndb`). Runs unchanged on this
 CPU and on GPUs; for several GPUs start it with `accelerate launch --num_processes N $(which ndb) train ...`.
@@ -93,3 +93,23 @@ def register(app: typer.Typer) -> None:
             + (f", held-out loss {held:.4f}" if held is not None else "")
             + f"; model in {out / 'final'}"
         )
+
+    @app.command("average")
+    def average_command(
+        models: Annotated[list[Path], typer.Argument(help="Model directories of one shape and tokenizer (runs' final/).")],
+        out: Annotated[Path, typer.Option("--out", help="Directory for the averaged model (replaced as a whole).")],
+        weights: Annotated[str | None, typer.Option("--weights", help="Comma-separated weights, one per model (default: equal).")] = None,
+    ) -> None:
+        """Average the weights of checkpoints of one shape (a model soup); OUT loads like a run's final/."""
+        from model_backend.model.average import AverageError, average_checkpoints
+
+        try:
+            parsed = [float(w) for w in weights.split(",")] if weights else None
+        except ValueError as exc:
+            raise _fail(f"--weights {weights!r}: give comma-separated numbers") from exc
+        try:
+            record = average_checkpoints(models, out, parsed)
+        except (AverageError, FileNotFoundError) as exc:
+            raise _fail(str(exc)) from exc
+        sources = ", ".join(f"{s['path']} ({s['weight']:g})" for s in record["sources"])
+        typer.echo(f"averaged {sources}: {record['parameters']} parameters; model in {out}")

@@ -513,7 +513,8 @@ def export_final(
         if p.is_file() and not (tmp / p.name).exists():
             shutil.copy2(p, tmp / p.name)
     _write_json(tmp / "training_log.json", log)
-    plot_losses(log, tmp / "loss.png")
+    if log.get("records") and "config" in log and "model" in log:  # an averaged model may have no run log
+        plot_losses(log, tmp / "loss.png")
     weights = sorted(tmp.glob("*.safetensors"))
     limit = max_file_bytes if max_file_bytes is not None else math.inf
     too_big = [f"{p.name} ({p.stat().st_size} bytes)" for p in weights if p.stat().st_size >= limit]
