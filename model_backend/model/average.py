@@ -38,23 +38,11 @@ def _config(model_dir: Path) -> dict[str, Any]:
     return {k: v for k, v in json.loads(path.read_text()).items() if k not in _CONFIG_NOISE}
 
 
-def _weights(model_dir: Path) -> dict[str, torch.Tensor]:
-    from safetensors.torch import load_file
-
-    files = sorted(model_dir.glob("*.safetensors"))
-    if not files:
-        raise AverageError(f"{model_dir}: no *.safetensors files")
-    weights: dict[str, torch.Tensor] = {}
-    for f in files:
-        weights.update(load_file(str(f)))
-    return weights
-
-
 def average_checkpoints(models: list[Path], out: Path, weights: list[float] | None = None) -> dict[str, Any]:
     """Write the weighted mean of `models` (same config and tokenizer) to `out`; return its record."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from model_backend.model.train import export_final
+    from model_backend.model.train import export_final, read_weights
 
     if len(models) < 2:
         raise AverageError("give at least two model directories to average")
@@ -74,7 +62,10 @@ def average_checkpoints(models: list[Path], out: Path, weights: list[float] | No
     total = sum(weights)
     mean: dict[str, torch.Tensor] = {}
     for model_dir, weight in zip(models, weights, strict=True):
-        tensors = _weights(model_dir)
+        try:
+            tensors = read_weights(model_dir)
+        except FileNotFoundError as exc:
+            raise AverageError(str(exc)) from exc
         if mean and tensors.keys() != mean.keys():
             raise AverageError(f"{model_dir} has other tensors than {first}")
         for key, tensor in tensors.items():

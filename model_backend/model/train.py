@@ -459,18 +459,24 @@ def grow_depth(weights: dict[str, torch.Tensor], layers: int, new_layers: int) -
     return grown
 
 
-def _load_weights(model: nn.Module, model_dir: Path) -> int:
-    """Start from another run's exported weights, e.g. to continue training the shipped model with a
-    new schedule: the same shape and vocabulary, or the same width with a multiple of its depth
-    (`grow_depth`). Returns the number of layers the weights had."""
+def read_weights(model_dir: Path, what: str = "") -> dict[str, torch.Tensor]:
+    """Every tensor of a model directory's *.safetensors files (one file or shards)."""
     from safetensors.torch import load_file
 
     files = sorted(model_dir.glob("*.safetensors"))
     if not files:
-        raise FileNotFoundError(f"--init-from {model_dir}: no *.safetensors files")
+        raise FileNotFoundError(f"{what}{model_dir}: no *.safetensors files")
     weights: dict[str, torch.Tensor] = {}
     for f in files:
         weights.update(load_file(str(f)))
+    return weights
+
+
+def _load_weights(model: nn.Module, model_dir: Path) -> int:
+    """Start from another run's exported weights, e.g. to continue training the shipped model with a
+    new schedule: the same shape and vocabulary, or the same width with a multiple of its depth
+    (`grow_depth`). Returns the number of layers the weights had."""
+    weights = read_weights(model_dir, "--init-from ")
     if all(k.startswith("model.model.") or k == "model.lm_head.weight" for k in weights):  # a run's last/ (CausalLMLoss wrapper)
         weights = {k[len("model."):]: v for k, v in weights.items()}
     if "lm_head.weight" not in weights and "model.embed_tokens.weight" in weights:
