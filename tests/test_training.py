@@ -320,6 +320,24 @@ def test_compiled_training_matches_eager_and_resumes(dataset: tuple[Path, Path],
     assert exported == set(load_file(tmp_path / "eager" / "final" / "model.safetensors"))
 
 
+def test_snapshots_are_loadable_exports_of_the_weights_at_their_step(dataset: tuple[Path, Path], tmp_path: Path) -> None:
+    data, tok_dir = dataset
+    mtrain.train(data, tok_dir, tmp_path / "run", "tiny", max_steps=4, batch_size=4, lr=3e-3, save_every=100,
+                 eval_every=100, snapshot_every=2, **FAST)
+    snapshots = tmp_path / "run" / mtrain.SNAPSHOTS
+    assert sorted(p.name for p in snapshots.iterdir()) == ["step-000002", "step-000004"]
+    final = transformers.LlamaForCausalLM.from_pretrained(tmp_path / "run" / "final")
+    at_4 = transformers.LlamaForCausalLM.from_pretrained(snapshots / "step-000004")
+    at_2 = transformers.LlamaForCausalLM.from_pretrained(snapshots / "step-000002")
+    for (name, pf), (_, p4), (_, p2) in zip(final.named_parameters(), at_4.named_parameters(), at_2.named_parameters(), strict=True):
+        assert torch.equal(pf, p4), name
+    assert any(not torch.equal(pf, p2) for pf, p2 in zip(final.parameters(), at_2.parameters(), strict=True))
+    assert json.loads((snapshots / "step-000002" / "training_log.json").read_text())["snapshot_step"] == 2
+    assert (snapshots / "step-000002" / "tokenizer.json").is_file()
+    with pytest.raises(ValueError, match="snapshot_every"):
+        mtrain.train(data, tok_dir, tmp_path / "bad", "tiny", max_steps=1, snapshot_every=-1, **FAST)
+
+
 def test_time_budget_stops_cleanly(dataset: tuple[Path, Path], tmp_path: Path) -> None:
     data, tok_dir = dataset
     log = mtrain.train(data, tok_dir, tmp_path / "run", "tiny", time_budget_minutes=0.03, batch_size=4,

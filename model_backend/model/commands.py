@@ -38,6 +38,7 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[int, typer.Option("--seed", help="Initialisation and data order.")] = 0,
         save_every: Annotated[int, typer.Option("--save-every", help="Checkpoint to OUT/last every N steps.")] = 250,
         eval_every: Annotated[int, typer.Option("--eval-every", help="Held-out loss every N steps.")] = 250,
+        snapshot_every: Annotated[int, typer.Option("--snapshot-every", help="Also export OUT/snapshots/step-N every N steps, to average with `ndb average` (0: never).")] = 0,
         eval_examples: Annotated[int, typer.Option("--eval-examples", help="Held-out examples per evaluation.")] = 128,
         resume: Annotated[bool, typer.Option("--resume/--no-resume", help="Continue from OUT/last when it exists.")] = True,
         threads: Annotated[int | None, typer.Option("--threads", help="torch CPU threads (default: all cores).")] = None,
@@ -78,7 +79,7 @@ def register(app: typer.Typer) -> None:
                 max_steps=max_steps, time_budget_minutes=minutes, batch_size=batch_size, batch_tokens=batch_tokens,
                 grad_accum=grad_accum, lr=lr, warmup_steps=warmup, weight_decay=weight_decay, seq_len=seq_len,
                 long_examples="drop" if drop_long else "truncate", max_train_tokens=max_train_tokens, seed=seed,
-                save_every=save_every, eval_every=eval_every, eval_examples=eval_examples, resume=resume,
+                save_every=save_every, eval_every=eval_every, snapshot_every=snapshot_every, eval_examples=eval_examples, resume=resume,
                 threads=threads, export_dtype=export_dtype, progress=progress,
                 init_from=str(init_from) if init_from else None, compile=compile_model,
             )

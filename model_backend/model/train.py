@@ -16,6 +16,8 @@ GPUs (bf16 autocast; launch with `accelerate launch -m ...` or `torchrun` for se
 - a tqdm bar with loss, learning rate and tokens/s; held-out loss every `eval_every` steps;
 - a checkpoint in OUT/last/ every `save_every` steps, at the end, and on Ctrl-C (model, optimizer,
   schedule, RNG states, data position, log): `resume=True` continues the same run exactly where it was;
+- with `snapshot_every`, a loadable export every that many steps to OUT/snapshots/step-NNNNNN/: the
+  mean of the last few (`ndb average`) is usually better than the weights at any one step;
 - at the end an export to OUT/final/: safetensors shards under 16 MB, config.json, generation_config.json
   (eos = the frame stop tokens), the tokenizer files, training_log.json and loss.png.
 
@@ -54,7 +56,7 @@ from model_backend.model.pretrained import PRETRAINED
 IGNORE = -100
 MAX_SHARD_BYTES = 16_000_000  # every exported weight file stays under this (git-friendly)
 EXPORT_SHARD_SIZE = "15MB"  # what save_pretrained aims for (10**6 bytes per MB, plus a small header)
-LAST, FINAL, CACHE = "last", "final", "cache"
+LAST, FINAL, CACHE, SNAPSHOTS = "last", "final", "cache", "snapshots"
 STATE_FILE = "train_state.json"
 
 
@@ -82,6 +84,7 @@ class TrainConfig:
     seed: int = 0
     save_every: int = 250
     eval_every: int = 250
+    snapshot_every: int = 0  # also export OUT/snapshots/step-NNNNNN every N steps, for `ndb average` (0: never)
     eval_examples: int = 128  # held-out examples scored at each evaluation
     log_every: int = 10
     resume: bool = True
@@ -103,6 +106,8 @@ class TrainConfig:
             raise ValueError("give batch_size or batch_tokens")
         if self.grad_accum < 1 or self.seq_len < 2:
             raise ValueError("grad_accum must be >= 1 and seq_len >= 2")
+        if self.snapshot_every < 0:
+            raise ValueError("snapshot_every must be >= 0 (0: no snapshots)")
 
 
 # ----------------------------------------------------------------------------------------------- data
@@ -472,15 +477,21 @@ def read_weights(model_dir: Path, what: str = "") -> dict[str, torch.Tensor]:
     return weights
 
 
+def unwrap_checkpoint_weights(weights: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """A LlamaForCausalLM state dict from exported weights or from a run's last/ checkpoint (whose keys
+    carry the CausalLMLoss wrapper's "model." prefix), with the tied lm_head filled in."""
+    if all(k.startswith("model.model.") or k == "model.lm_head.weight" for k in weights):
+        weights = {k[len("model."):]: v for k, v in weights.items()}
+    if "lm_head.weight" not in weights and "model.embed_tokens.weight" in weights:
+        weights = {**weights, "lm_head.weight": weights["model.embed_tokens.weight"]}  # tied embeddings are saved once
+    return weights
+
+
 def _load_weights(model: nn.Module, model_dir: Path) -> int:
     """Start from another run's exported weights, e.g. to continue training the shipped model with a
     new schedule: the same shape and vocabulary, or the same width with a multiple of its depth
     (`grow_depth`). Returns the number of layers the weights had."""
-    weights = read_weights(model_dir, "--init-from ")
-    if all(k.startswith("model.model.") or k == "model.lm_head.weight" for k in weights):  # a run's last/ (CausalLMLoss wrapper)
-        weights = {k[len("model."):]: v for k, v in weights.items()}
-    if "lm_head.weight" not in weights and "model.embed_tokens.weight" in weights:
-        weights["lm_head.weight"] = weights["model.embed_tokens.weight"]  # tied embeddings are saved once
+    weights = unwrap_checkpoint_weights(read_weights(model_dir, "--init-from "))
     have, want = _layer_count(weights), getattr(getattr(model, "config", None), "num_hidden_layers", None)
     if want and have and want != have:
         if want % have:
@@ -739,6 +750,18 @@ class _Trainer:
                 shutil.rmtree(old, ignore_errors=True)
             acc.wait_for_everyone()
 
+        def export(model_dir: Path, run_log: dict[str, Any]) -> list[Path]:
+            """A loadable model directory of the weights as they are now (main process only)."""
+            base = acc.unwrap_model(loss_model).model
+            gen = base.generation_config
+            eos = ids["eos_token_id"]
+            gen.eos_token_id = sorted({*([eos] if eos is not None else []), *ids["stop_token_ids"]}) or None
+            gen.pad_token_id = pad_id
+            gen.bos_token_id = ids["bos_token_id"]
+            gen.do_sample = False
+            return export_final(base, cfg.tokenizer_dir, model_dir, run_log, cfg.export_dtype,
+                                max_file_bytes=None if pretrained else MAX_SHARD_BYTES)
+
         def shared_elapsed() -> float:
             """Elapsed seconds as process 0 sees them: every process takes the same LR and stop decision."""
             now = elapsed()
@@ -817,6 +840,8 @@ class _Trainer:
                 if step % cfg.save_every == 0:
                     save_checkpoint()
                     last_saved = step
+                if cfg.snapshot_every and step % cfg.snapshot_every == 0 and acc.is_main_process:
+                    export(out / SNAPSHOTS / f"step-{step:06d}", {**log, "snapshot_step": step})
                 if self.callback is not None:
                     self.callback(record)
         except KeyboardInterrupt:
@@ -856,15 +881,7 @@ class _Trainer:
         }
         acc.wait_for_everyone()
         if acc.is_main_process:
-            base = acc.unwrap_model(loss_model).model
-            gen = base.generation_config
-            eos = ids["eos_token_id"]
-            gen.eos_token_id = sorted({*([eos] if eos is not None else []), *ids["stop_token_ids"]}) or None
-            gen.pad_token_id = pad_id
-            gen.bos_token_id = ids["bos_token_id"]
-            gen.do_sample = False
-            files = export_final(base, cfg.tokenizer_dir, out / FINAL, log, cfg.export_dtype,
-                                 max_file_bytes=None if pretrained else MAX_SHARD_BYTES)
+            files = export(out / FINAL, log)
             log["summary"]["export"] = {"dir": str(out / FINAL), "files": [(p.name, p.stat().st_size) for p in files]}
             _write_json(out / FINAL / "training_log.json", log)
             _write_json(out / "training_log.json", log)

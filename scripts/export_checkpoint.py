@@ -1,0 +1,47 @@
+"""Export the weights of a training checkpoint (a run's `last/model.safetensors`, or a copy of it taken
+while the run went on) as a loadable model directory, like a run's `final/`.
+
+    python scripts/export_checkpoint.py runs/v12_tail/snap-1763859600.safetensors --like runs/v12/final --out runs/v12_tail/s1
+
+`--like` names a model directory of the same shape and tokenizer: its config.json and tokenizer files
+are used. The exported directory can be evaluated, or averaged with `ndb average`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from safetensors.torch import load_file
+from transformers import LlamaConfig, LlamaForCausalLM
+
+from model_backend.model.average import TOKENIZER_FILES
+from model_backend.model.train import export_final, unwrap_checkpoint_weights
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("weights", type=Path, help="a checkpoint's model.safetensors")
+    parser.add_argument("--like", type=Path, required=True, help="a model directory of the same shape and tokenizer")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    weights = unwrap_checkpoint_weights(load_file(str(args.weights)))
+    model = LlamaForCausalLM(LlamaConfig.from_pretrained(args.like))
+    model.load_state_dict(weights, strict=True)
+    log_path = args.like / "training_log.json"
+    log = json.loads(log_path.read_text()) if log_path.is_file() else {}
+    log = {k: v for k, v in log.items() if k not in ("records", "summary", "average")}
+    log["exported_checkpoint"] = str(args.weights)
+    with tempfile.TemporaryDirectory() as tok_dir:
+        for name in TOKENIZER_FILES:
+            if (args.like / name).is_file():
+                shutil.copy2(args.like / name, Path(tok_dir) / name)
+        export_final(model, tok_dir, args.out, log)
+    print(f"{args.weights} -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
