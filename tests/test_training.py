@@ -329,7 +329,7 @@ def test_snapshots_are_loadable_exports_of_the_weights_at_their_step(dataset: tu
     final = transformers.LlamaForCausalLM.from_pretrained(tmp_path / "run" / "final")
     at_4 = transformers.LlamaForCausalLM.from_pretrained(snapshots / "step-000004")
     at_2 = transformers.LlamaForCausalLM.from_pretrained(snapshots / "step-000002")
-    for (name, pf), (_, p4), (_, p2) in zip(final.named_parameters(), at_4.named_parameters(), at_2.named_parameters(), strict=True):
+    for (name, pf), (_, p4) in zip(final.named_parameters(), at_4.named_parameters(), strict=True):
         assert torch.equal(pf, p4), name
     assert any(not torch.equal(pf, p2) for pf, p2 in zip(final.parameters(), at_2.parameters(), strict=True))
     assert json.loads((snapshots / "step-000002" / "training_log.json").read_text())["snapshot_step"] == 2
