@@ -153,3 +153,24 @@ def test_repr_shape_ignores_brackets_inside_string_literals() -> None:
     assert opened is not None and opened.brackets == b"[" and opened.quote == 0
     assert opened.feed(b']"') is not None
     assert opened.feed(b')"') is None
+
+
+def test_stack_entries_lie_in_their_own_functions() -> None:
+    """Every entry of a stack, callers included, is on a line of the function it names."""
+    from model_backend.engine.constraint import Stack
+    from model_backend.program import Program
+
+    source = "def inner(x):\n    return x + 1\n\n\ndef outer(y):\n    z = inner(y)\n    return z\n"
+    facts = ProgramFacts.of(Program(source=source, entry="outer(1)"))
+
+    def stack(text: str, line: int) -> Stack | None:
+        automaton = Stack(functions=frozenset(f.encode() for f in facts.functions),
+                          lines=frozenset(str(n).encode() for n in facts.lines), final_line=str(line).encode(), facts=facts)
+        return automaton.feed(text.encode())
+
+    whole = stack('[["outer", 6], ["inner", 2]]', 2)
+    assert whole is not None and whole.complete
+    assert stack('[["outer", 2', 2) is None  # the caller's line is in inner, not outer
+    assert stack('[["inner", 6', 2) is None
+    assert stack('[["outer", 6], ["outer", 2]]', 2) is None  # the frame's own entry too (as before)
+    assert stack('[["outer", 6], ', 2) is not None

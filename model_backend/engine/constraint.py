@@ -297,7 +297,8 @@ class Locals:
 
 @dataclass(frozen=True)
 class Stack:
-    """`[["f", 3], ["g", 7]]`: known function names, program lines, the last entry on the frame's line."""
+    """`[["f", 3], ["g", 7]]`: known function names, program lines, the last entry on the frame's line,
+    and (with `facts`) every entry on a line of its own function."""
 
     functions: frozenset[bytes]
     lines: frozenset[bytes]
@@ -343,6 +344,8 @@ class Stack:
         if p == 4:
             # The last item the bound allows must end on the frame's own line, or ']' could never come.
             lines = frozenset({self.final_line}) if self.count + 1 >= MAX_STACK else self.lines
+            if self.facts is not None:  # every entry, callers included, is on a line of its own function
+                lines = frozenset(n for n in lines if self._fits(n))
             return replace(self, phase=5, part=Choice(lines)) if byte == 0x20 else None
         if p == 5:
             assert isinstance(self.part, Choice)
@@ -361,9 +364,13 @@ class Stack:
         return None
 
     def _last_fits(self) -> bool:
+        return self._fits(self.final_line)
+
+    def _fits(self, line: bytes) -> bool:
+        """Whether the entry just written (its function, at `line`) can be: the line lies in the function."""
         if self.facts is None:
             return True
-        return self.facts.may_be_in(self.last_function.decode("utf-8", "replace"), int(self.final_line))
+        return self.facts.may_be_in(self.last_function.decode("utf-8", "replace"), int(line))
 
     @property
     def complete(self) -> bool:
