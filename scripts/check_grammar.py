@@ -1,0 +1,67 @@
+"""Count the traced values and stacks that the grammar's shape rules would refuse (it should be none).
+
+    python scripts/check_grammar.py data_out/mix4 train 30000
+    python scripts/check_grammar.py data_out/v2 heldout
+
+Every local and return value of the first N trajectories of a split is fed, as the JSON string the trace
+format writes, through `JsonString(repr_shape=True)`; every stack through `Stack` with the facts of the
+trajectory's program (known functions, every entry on a line of its own function, the last on the
+frame's line). These are the automata constrained decoding uses. Prints the counts, then any value or
+stack refused (at most 20 of each).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from model_backend import trace_format as fmt
+from model_backend.data.build import iter_records, record_text
+from model_backend.engine.constraint import JsonString, ProgramFacts, Stack
+from model_backend.program import Program
+from model_backend.state import State
+
+
+def value_refused(value: str) -> bool:
+    fed = JsonString(repr_shape=True).feed(json.dumps(value, ensure_ascii=False).encode())
+    return fed is None or not fed.complete
+
+
+def stack_refused(state: State, facts: ProgramFacts) -> bool:
+    automaton = Stack(functions=frozenset(f.encode() for f in facts.functions),
+                      lines=frozenset(str(n).encode() for n in facts.lines), final_line=str(state.line).encode(), facts=facts)
+    fed = automaton.feed(fmt._json([[f.function, f.line] for f in state.stack]).encode())
+    return fed is None or not fed.complete
+
+
+def main() -> None:
+    data, split = sys.argv[1], sys.argv[2]
+    limit = int(sys.argv[3]) if len(sys.argv) > 3 else None
+    values = stacks = trajectories = 0
+    refused_values: list[str] = []
+    refused_stacks: list[str] = []
+    for record in iter_records(data, split):
+        if limit is not None and trajectories >= limit:
+            break
+        parsed = fmt.parse(record_text(record))
+        if isinstance(parsed, fmt.FormatError):
+            continue
+        trajectories += 1
+        facts = ProgramFacts.of(Program(source=parsed.code, entry=parsed.entry))
+        for state, _ in parsed.steps:
+            for value in [*state.locals.values(), *([state.value] if state.value is not None else [])]:
+                values += 1
+                if value_refused(value):
+                    refused_values.append(value)
+            if state.stack and state.line is not None:
+                stacks += 1
+                if stack_refused(state, facts):
+                    refused_stacks.append(f"{parsed.entry or ''}: line {state.line}, {[(f.function, f.line) for f in state.stack]}")
+    print(f"{trajectories} trajectories of {data} ({split}): {values} values, refused {len(refused_values)}; "
+          f"{stacks} stacks, refused {len(refused_stacks)}")
+    for item in refused_values[:20] + refused_stacks[:20]:
+        print("  ", repr(item))
+
+
+if __name__ == "__main__":
+    main()
