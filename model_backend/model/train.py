@@ -16,8 +16,9 @@ GPUs (bf16 autocast; launch with `accelerate launch -m ...` or `torchrun` for se
 - a tqdm bar with loss, learning rate and tokens/s; held-out loss every `eval_every` steps;
 - a checkpoint in OUT/last/ every `save_every` steps, at the end, and on Ctrl-C (model, optimizer,
   schedule, RNG states, data position, log): `resume=True` continues the same run exactly where it was;
-- with `snapshot_every`, a loadable export every that many steps to OUT/snapshots/step-NNNNNN/: the
-  mean of the last few (`ndb average`) is usually better than the weights at any one step;
+- with `snapshot_every`, a loadable export every that many steps to OUT/snapshots/step-NNNNNN/, to
+  average points along a run with `ndb average` (it helps while the learning rate is high, not in the
+  cosine's low tail: docs/training.md, session 9);
 - at the end an export to OUT/final/: safetensors shards under 16 MB, config.json, generation_config.json
   (eos = the frame stop tokens), the tokenizer files, training_log.json and loss.png.
 
