@@ -28,9 +28,7 @@ def value_refused(value: str) -> bool:
 
 
 def stack_refused(state: State, facts: ProgramFacts) -> bool:
-    automaton = Stack(functions=frozenset(f.encode() for f in facts.functions),
-                      lines=frozenset(str(n).encode() for n in facts.lines), final_line=str(state.line).encode(), facts=facts)
-    fed = automaton.feed(fmt._json([[f.function, f.line] for f in state.stack]).encode())
+    fed = Stack.for_frame(facts, state.line).feed(fmt._json([[f.function, f.line] for f in state.stack]).encode())
     return fed is None or not fed.complete
 
 

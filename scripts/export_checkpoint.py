@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import tempfile
 from pathlib import Path
 
 from safetensors.torch import load_file
 from transformers import LlamaConfig, LlamaForCausalLM
 
-from model_backend.model.average import TOKENIZER_FILES
-from model_backend.model.train import export_final, unwrap_checkpoint_weights
+from model_backend.model.average import export_with_tokenizer_of
+from model_backend.model.train import unwrap_checkpoint_weights
 
 
 def main() -> None:
@@ -35,11 +33,7 @@ def main() -> None:
     log = json.loads(log_path.read_text()) if log_path.is_file() else {}
     log = {k: v for k, v in log.items() if k not in ("records", "summary", "average")}
     log["exported_checkpoint"] = str(args.weights)
-    with tempfile.TemporaryDirectory() as tok_dir:
-        for name in TOKENIZER_FILES:
-            if (args.like / name).is_file():
-                shutil.copy2(args.like / name, Path(tok_dir) / name)
-        export_final(model, tok_dir, args.out, log)
+    export_with_tokenizer_of(args.like, model, args.out, log)
     print(f"{args.weights} -> {args.out}")
 
 

@@ -164,9 +164,7 @@ def test_stack_entries_lie_in_their_own_functions() -> None:
     facts = ProgramFacts.of(Program(source=source, entry="outer(1)"))
 
     def stack(text: str, line: int) -> Stack | None:
-        automaton = Stack(functions=frozenset(f.encode() for f in facts.functions),
-                          lines=frozenset(str(n).encode() for n in facts.lines), final_line=str(line).encode(), facts=facts)
-        return automaton.feed(text.encode())
+        return Stack.for_frame(facts, line).feed(text.encode())
 
     whole = stack('[["outer", 6], ["inner", 2]]', 2)
     assert whole is not None and whole.complete

@@ -310,6 +310,12 @@ class Stack:
     last_line: bytes = b""
     count: int = 0
 
+    @classmethod
+    def for_frame(cls, facts: ProgramFacts, line: int | None) -> Stack:
+        """The stack of a frame on `line` of the program `facts` describe."""
+        return cls(functions=frozenset(f.encode() for f in facts.functions),
+                   lines=frozenset(str(n).encode() for n in facts.lines), final_line=str(line).encode(), facts=facts)
+
     def feed(self, data: bytes) -> Stack | None:
         s: Stack | None = self
         for byte in data:
@@ -490,12 +496,7 @@ class FrameConstraint:
         if kind == "line":  # lines some frame of the program can be on
             return Choice(frozenset(str(n).encode() for n in facts.frame_lines))
         if kind == "stack":
-            return Stack(
-                functions=frozenset(f.encode() for f in facts.functions),
-                lines=frozenset(str(n).encode() for n in facts.lines),
-                final_line=str(self.line).encode(),
-                facts=facts,
-            )
+            return Stack.for_frame(facts, self.line)
         if kind == "locals":
             return Locals(keys=frozenset(n.encode() for n in facts.names), diff_allowed=self._diff_allowed())
         if kind == "value":

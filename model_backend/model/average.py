@@ -38,11 +38,22 @@ def _config(model_dir: Path) -> dict[str, Any]:
     return {k: v for k, v in json.loads(path.read_text()).items() if k not in _CONFIG_NOISE}
 
 
+def export_with_tokenizer_of(source: Path, model: Any, out: Path, log: dict[str, Any]) -> None:
+    """Export `model` to `out` like a run's final/, with the tokenizer files of model directory `source`."""
+    from model_backend.model.train import export_final
+
+    with tempfile.TemporaryDirectory() as tok_dir:
+        for name in TOKENIZER_FILES:
+            if (source / name).is_file():
+                shutil.copy2(source / name, Path(tok_dir) / name)
+        export_final(model, tok_dir, out, log)
+
+
 def average_checkpoints(models: list[Path], out: Path, weights: list[float] | None = None) -> dict[str, Any]:
     """Write the weighted mean of `models` (same config and tokenizer) to `out`; return its record."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from model_backend.model.train import export_final, read_weights
+    from model_backend.model.train import read_weights
 
     if len(models) < 2:
         raise AverageError("give at least two model directories to average")
@@ -88,11 +99,7 @@ def average_checkpoints(models: list[Path], out: Path, weights: list[float] | No
     log_path = models[-1] / "training_log.json"  # the loss curve shown is the last source's
     log: dict[str, Any] = json.loads(log_path.read_text()) if log_path.is_file() else {}
     log["average"] = record
-    with tempfile.TemporaryDirectory() as tok_dir:
-        for name in TOKENIZER_FILES:
-            if (first / name).is_file():
-                shutil.copy2(first / name, Path(tok_dir) / name)
-        export_final(model, tok_dir, out, log)
+    export_with_tokenizer_of(first, model, out, log)
     (out / "average.json").write_text(json.dumps(record, indent=1))
     return record
 
