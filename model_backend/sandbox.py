@@ -105,7 +105,9 @@ def run_trace(
         try:
             with open(stderr_path, "wb") as stderr:
                 proc = subprocess.Popen(
-                    [sys.executable, "-I", "-X", "utf8", str(TRACER_PATH), request_path, str(write_fd)],
+                    # absolute: sys.executable is relative when python was found through a relative PATH
+                    # entry, and the child starts in workdir
+                    [os.path.abspath(sys.executable), "-I", "-X", "utf8", str(TRACER_PATH), request_path, str(write_fd)],
                     cwd=workdir,
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,

@@ -72,3 +72,15 @@ def test_working_directory_is_fresh_and_temporary() -> None:
     assert "ndb-sandbox-" in locals_["here"]
     assert locals_["files"] in ("[]", "['.stderr']")
     assert not os.path.exists(locals_["here"].strip("'"))
+
+
+def test_runs_when_python_was_found_through_a_relative_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`PATH=.venv/bin:$PATH python3 ...` gives a relative sys.executable; the child starts elsewhere."""
+    import sys
+    from pathlib import Path
+
+    exe = Path(sys.executable)
+    monkeypatch.chdir(exe.parent.parent)
+    monkeypatch.setattr(sys, "executable", str(Path(exe.parent.name) / exe.name))
+    ok = run_trace(Program(source="x = 1\ny = x + 1\n", path="/tmp/rel.py"), FAST)
+    assert ok.exit == "normal" and [e.line for e in ok.events] == [1, 2, 2]

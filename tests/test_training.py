@@ -121,6 +121,36 @@ def test_length_batches_cover_each_example_once_within_budget() -> None:
 # ------------------------------------------------------------------------------------------------ loss
 
 
+def test_load_split_tokenizes_shards_in_parallel_and_caches_each(dataset: tuple[Path, Path], tokenizer: Any,
+                                                                 train_split: mtrain.TokenizedSplit, tmp_path: Path) -> None:
+    """Two worker processes give exactly what one pass gives; a shard added later is the only one tokenized."""
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(dataset[0], data, ignore=shutil.ignore_patterns("tokenizer"))
+    cfg = mtrain.TrainConfig(data_dir=str(data), tokenizer_dir=str(dataset[1]), out_dir=str(tmp_path / "run"),
+                             max_steps=1, threads=2, progress=False)
+    key = mtrain._tokenizer_key(dataset[1])
+    got = mtrain.load_split(cfg, "train", tokenizer, key, is_main=True)
+    assert got is not None
+    for name in ("ids", "labels", "offsets"):
+        assert (getattr(got, name) == getattr(train_split, name)).all(), name
+    assert got.stats == train_split.stats
+    cache = tmp_path / "run" / mtrain.CACHE
+    first = {p.name: p.stat().st_mtime_ns for p in cache.iterdir()}
+    assert len(first) == 2  # one file per shard
+
+    # a third shard, as a data build finishing between two calls of a resumed run would add it
+    for suffix in (".jsonl", ".stats.json"):
+        shutil.copy(data / f"train-00000{suffix}", data / f"train-00002{suffix}")
+    grown = mtrain.load_split(cfg, "train", tokenizer, key, is_main=True)
+    assert grown is not None and len(grown) == len(train_split) + len(train_split) // 2
+    after = {p.name: p.stat().st_mtime_ns for p in cache.iterdir()}
+    assert len(after) == 3 and all(after[name] == mtime for name, mtime in first.items())
+    n0 = int(train_split.offsets[len(train_split) // 2])  # the tokens of shard 0, now repeated at the end
+    assert (grown.ids[-n0:] == train_split.ids[:n0]).all()
+
+
 def test_labels_mask_context_and_padding(tokenizer: Any, train_split: mtrain.TokenizedSplit) -> None:
     rec = _record(random.Random(7))
     ids, labels = tokmod.encode_segments(tokenizer, rec["segments"])

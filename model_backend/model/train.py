@@ -233,28 +233,99 @@ def tokenize_split(
     )
 
 
+def merge_splits(parts: list[TokenizedSplit]) -> TokenizedSplit:
+    """The parts' examples one after another, in order (offsets shifted, stats summed)."""
+    offsets = [np.zeros(1, dtype=np.int64)]
+    base = 0
+    for part in parts:
+        offsets.append(part.offsets[1:] + base)
+        base += int(part.offsets[-1])
+    stats: dict[str, int] = {}
+    for part in parts:
+        for k, v in part.stats.items():
+            stats[k] = stats.get(k, 0) + v
+    empty = np.zeros(0, dtype=np.int32)
+    return TokenizedSplit(
+        ids=np.concatenate([q.ids for q in parts]) if parts else empty,
+        labels=np.concatenate([q.labels for q in parts]) if parts else empty,
+        offsets=np.concatenate(offsets),
+        stats=stats,
+    )
+
+
+_WORKER_TOKENIZERS: dict[str, Any] = {}
+
+
+def _tokenize_shard(job: tuple[str, str, int, str]) -> TokenizedSplit:
+    """One shard in a worker process: (shard path, tokenizer dir, seq_len, long_examples)."""
+    path, tokenizer_dir, seq_len, long_examples = job
+    if tokenizer_dir not in _WORKER_TOKENIZERS:
+        from transformers import AutoTokenizer
+
+        _WORKER_TOKENIZERS[tokenizer_dir] = AutoTokenizer.from_pretrained(tokenizer_dir)
+    return tokenize_split([Path(path)], _WORKER_TOKENIZERS[tokenizer_dir], seq_len, long_examples, progress=False)
+
+
+def _save_split(data: TokenizedSplit, cache: Path) -> None:
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache.with_name(cache.name + ".tmp.npz")
+    np.savez(tmp, ids=data.ids, labels=data.labels, offsets=data.offsets, stats=json.dumps(data.stats))
+    os.replace(tmp, cache)
+
+
+def _load_cached(cache: Path) -> TokenizedSplit:
+    with np.load(cache) as z:
+        return TokenizedSplit(ids=z["ids"], labels=z["labels"], offsets=z["offsets"], stats=json.loads(str(z["stats"])))
+
+
 def load_split(
     cfg: TrainConfig, split: str, tokenizer: Any, tok_key: str, is_main: bool, max_tokens: int | None = None
 ) -> TokenizedSplit | None:
-    """Tokenized split from OUT/cache/ when the shards, tokenizer and cut rules are unchanged; else tokenize."""
+    """Tokenized split from OUT/cache/, one file per shard, so that shards added to the data directory
+    between resumes are the only ones tokenized. Missing shards are tokenized in parallel (one process
+    per shard, up to `cfg.threads` or all cores): on a GPU machine this would otherwise be minutes of
+    one busy core. With `max_tokens` the split is read in order until the limit, as one cache file."""
     paths = find_shards(cfg.data_dir, split)
     if not paths:
         return None
-    key = _file_key(paths, f"{tok_key}|{cfg.seq_len}|{cfg.long_examples}|{max_tokens}")
-    cache = Path(cfg.out_dir) / CACHE / f"{split}-{key}.npz"
-    if cache.exists():
-        with np.load(cache) as z:
-            stats = json.loads(str(z["stats"]))
-            return TokenizedSplit(ids=z["ids"], labels=z["labels"], offsets=z["offsets"], stats=stats)
-    data = tokenize_split(
-        paths, tokenizer, cfg.seq_len, cfg.long_examples, max_tokens, progress=cfg.progress and is_main, desc=f"tokenize {split}"
-    )
-    if is_main:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_name(cache.name + ".tmp.npz")
-        np.savez(tmp, ids=data.ids, labels=data.labels, offsets=data.offsets, stats=json.dumps(data.stats))
-        os.replace(tmp, cache)
-    return data
+    rules = f"{tok_key}|{cfg.seq_len}|{cfg.long_examples}"
+    if max_tokens is not None:
+        cache = Path(cfg.out_dir) / CACHE / f"{split}-{_file_key(paths, f'{rules}|{max_tokens}')}.npz"
+        if cache.exists():
+            return _load_cached(cache)
+        data = tokenize_split(paths, tokenizer, cfg.seq_len, cfg.long_examples, max_tokens,
+                              progress=cfg.progress and is_main, desc=f"tokenize {split}")
+        if is_main:
+            _save_split(data, cache)
+        return data
+    caches = [Path(cfg.out_dir) / CACHE / f"{p.stem}-{_file_key([p], rules)}.npz" for p in paths]
+    parts: dict[int, TokenizedSplit] = {i: _load_cached(c) for i, c in enumerate(caches) if c.exists()}
+    missing = [i for i in range(len(paths)) if i not in parts]
+    workers = min(len(missing), cfg.threads or os.cpu_count() or 1)
+    if missing:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(missing), desc=f"tokenize {split}", unit=" shard", disable=not (cfg.progress and is_main),
+                   file=sys.stderr)
+        if workers > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            jobs = [(str(paths[i]), str(cfg.tokenizer_dir), cfg.seq_len, cfg.long_examples) for i in missing]
+            # spawn, not fork: the parent holds torch's and the tokenizer's threads (and maybe CUDA)
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+                for i, part in zip(missing, pool.map(_tokenize_shard, jobs), strict=True):
+                    parts[i] = part
+                    bar.update(1)
+        else:
+            for i in missing:
+                parts[i] = tokenize_split([paths[i]], tokenizer, cfg.seq_len, cfg.long_examples, progress=False)
+                bar.update(1)
+        bar.close()
+        if is_main:
+            for i in missing:
+                _save_split(parts[i], caches[i])
+    return merge_splits([parts[i] for i in range(len(paths))])
 
 
 def length_batches(

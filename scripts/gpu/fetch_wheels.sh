@@ -5,7 +5,7 @@
 # with `carry: [".whl"]`; scripts/gpu/train.sh installs them there with --no-index.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >> .git/info/exclude
+mkdir -p .git/info && { grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >> .git/info/exclude; }
 rm -rf .whl && mkdir .whl
 PY=${PY:-.venv/bin/python}
 PLATFORMS=(--platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64)
