@@ -62,3 +62,17 @@ def test_the_model_never_sees_the_input_it_must_predict(tmp_path: Path) -> None:
     assert engine.program is not None and engine.program.entry == HIDDEN_ENTRY
     context = engine.m.tokenizer.decode(engine.context_ids)
     assert "secret-word" not in context and fmt.serialize_header(engine.program) in context
+
+
+def test_a_problem_over_its_time_limit_fails_and_the_run_goes_on(tmp_path: Path) -> None:
+    import json
+
+    problems = [{"id": f"t{k}", "code": "def f(n):\n    s = 0\n    for i in range(n):\n        s += i\n    return s",
+                 "input": str(k), "output": str(sum(range(k)))} for k in (3, 4)]
+    data = tmp_path / "p.jsonl"
+    data.write_text("".join(json.dumps(p) + "\n" for p in problems))
+    over = evaluate(str(data), task="output", via="steps", engine_name="oracle", progress=False, problem_seconds=1e-6)
+    assert over["n"] == 2 and over["passed"] == 0 and over["timed_out"] == 2
+    assert all(r["error"].startswith("ProblemTimeout") for r in over["results"])
+    within = evaluate(str(data), task="output", via="steps", engine_name="oracle", progress=False)
+    assert within["passed"] == 2 and within["timed_out"] == 0

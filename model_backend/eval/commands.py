@@ -56,17 +56,21 @@ def register(app: typer.Typer) -> None:
         limit: LimitOpt = None,
         json_out: JsonOpt = None,
         search: SearchOpt = None,
+        problem_seconds: Annotated[float, typer.Option(
+            "--problem-seconds", help="Time limit per problem (0: none); a problem over it fails.")] = 120.0,
     ) -> None:
         """pass@1 with CruxEval's scoring; the last line is `pass@1: X.X% (N/M)`."""
         from model_backend.engine import EngineError
         from model_backend.eval.cruxeval import evaluate
 
         try:
-            result = evaluate(data, task, via, engine, model, limit, search_branches=search)
+            result = evaluate(data, task, via, engine, model, limit, search_branches=search,
+                              problem_seconds=problem_seconds or None)
         except (EngineError, ValueError, OSError) as exc:
             typer.echo(f"ndb: error: {exc}", err=True)
             raise typer.Exit(2) from None
         if json_out:
             json_out.write_text(json.dumps(result, indent=2) + "\n")
-        typer.echo(f"task {result['task']} via {result['via']}, engine {engine}, {result['seconds']:.0f}s")
+        over = f", {result['timed_out']} over the {problem_seconds:g}s limit" if result["timed_out"] else ""
+        typer.echo(f"task {result['task']} via {result['via']}, engine {engine}, {result['seconds']:.0f}s{over}")
         typer.echo(f"pass@1: {100 * result['pass_at_1']:.1f}% ({result['passed']}/{result['n']})")

@@ -31,6 +31,11 @@ from model_backend.state import Action, StackFrame, State
 CHECK_LIMITS = Limits(wall_time=5.0, cpu_time=5)
 MAX_STEPS = 2000  # step_into actions for --via steps
 MAX_OVER = 20  # step_over actions from the breakpoint to the return event
+PROBLEM_SECONDS = 120.0  # default time limit per problem: one problem must not hold the whole run
+
+
+class ProblemTimeout(Exception):
+    """A problem used up its time limit before the engine reached f's return."""
 
 
 def load_problems(path: str, limit: int | None = None) -> list[dict[str, str]]:
@@ -61,7 +66,9 @@ def _calls_f(prediction: str) -> bool:
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "f" for n in ast.walk(tree))
 
 
-def predict_output(engine: Engine, problem: dict[str, str], via: str) -> str | None:
+def predict_output(engine: Engine, problem: dict[str, str], via: str, deadline: float | None = None) -> str | None:
+    """f's predicted return value, or None; ProblemTimeout once time.monotonic() passes `deadline`
+    (checked between steps: one step is never cut)."""
     program = Program(source=problem["code"], path="<cruxeval>", entry=f"f({problem['input']})")
     state = engine.start(program)
     if via == "step_return":
@@ -76,6 +83,8 @@ def predict_output(engine: Engine, problem: dict[str, str], via: str) -> str | N
         for _ in range(MAX_STEPS):
             if state.exit is not None or state.error or (state.event == "return" and state.depth == 0):
                 break
+            if deadline is not None and time.monotonic() > deadline:
+                raise ProblemTimeout(f"no return within the time limit (at line {state.line}, depth {state.depth})")
             state = engine.step(Action(kind="step_into"))
     if state.event == "return" and state.depth == 0 and not state.error:
         return state.value
@@ -118,7 +127,9 @@ def score(problem: dict[str, str], task: str, prediction: str | None) -> bool:
 def evaluate(
     data: str, task: str = "output", via: str = "step_return", engine_name: str = "neural",
     model: str | None = None, limit: int | None = None, progress: bool = True, search_branches: int | None = None,
+    problem_seconds: float | None = PROBLEM_SECONDS,
 ) -> dict[str, Any]:
+    """pass@1 over the problems; a problem over `problem_seconds` (None: no limit) fails with its error noted."""
     if task not in ("output", "input") or via not in ("steps", "step_return", "breakpoint"):
         raise ValueError("task is output|input and via is steps|step_return|breakpoint")
     problems = load_problems(data, limit)
@@ -127,17 +138,20 @@ def evaluate(
         engine.search_branches = search_branches
     results, passed, started = [], 0, time.perf_counter()
     for problem in tqdm(problems, desc=f"cruxeval {task}", disable=not progress):
+        deadline = time.monotonic() + problem_seconds if problem_seconds is not None else None
         try:
-            prediction = predict_output(engine, problem, via) if task == "output" else predict_input(engine, problem)
+            prediction = predict_output(engine, problem, via, deadline) if task == "output" else predict_input(engine, problem)
             error = None
-        except EngineError as exc:
-            prediction, error = None, str(exc)
+        except (EngineError, ProblemTimeout) as exc:
+            prediction, error = None, f"{type(exc).__name__}: {exc}" if isinstance(exc, ProblemTimeout) else str(exc)
         ok = score(problem, task, prediction)
         passed += ok
         results.append({"id": problem["id"], "prediction": prediction, "pass": ok, "error": error})
     engine.close()
     return {
         "data": str(Path(data)), "task": task, "via": via if task == "output" else "inv_step_call",
-        "engine": engine_name, "model": model, "search_branches": getattr(engine, "search_branches", None), "n": len(problems), "passed": passed,
+        "engine": engine_name, "model": model, "search_branches": getattr(engine, "search_branches", None),
+        "problem_seconds": problem_seconds, "timed_out": sum(1 for r in results if (r["error"] or "").startswith("ProblemTimeout")),
+        "n": len(problems), "passed": passed,
         "pass_at_1": passed / max(1, len(problems)), "seconds": time.perf_counter() - started, "results": results,
     }
