@@ -22,7 +22,7 @@ import threading
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import torch
 from transformers import AutoTokenizer, DynamicCache, LlamaForCausalLM, PreTrainedTokenizerBase
@@ -38,6 +38,7 @@ from model_backend.engine.decoding import (
     default_search_branches,
     request_generator,
 )
+from model_backend.engine.ensemble import EnsembleCache, EnsembleLM, is_ensemble, load_ensemble
 from model_backend.program import Program
 from model_backend.state import Action, State
 
@@ -85,7 +86,7 @@ def index_vocabulary(tokenizer: PreTrainedTokenizerBase, vocab_size: int) -> tup
 class LoadedModel:
     """A checkpoint in memory, shared by every session of a process (and a worker's sessions)."""
 
-    model: LlamaForCausalLM
+    model: LlamaForCausalLM | EnsembleLM
     tokenizer: PreTrainedTokenizerBase
     path: str
     device: torch.device
@@ -96,14 +97,15 @@ class LoadedModel:
     @classmethod
     def load(cls, path: str | Path | None = None, device: str = "cpu") -> LoadedModel:
         path = Path(path) if path else DEFAULT_CHECKPOINT
-        if not (path / "config.json").exists():
+        ensemble = is_ensemble(path)
+        if not ensemble and not (path / "config.json").exists():
             raise EngineError(
                 f"no model checkpoint at {path} (train one with `ndb train`, or use the oracle engine)"
             )
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(path))
-            model = LlamaForCausalLM.from_pretrained(str(path), dtype=torch.float32)
-        except (OSError, ValueError) as exc:
+            model = load_ensemble(path) if ensemble else LlamaForCausalLM.from_pretrained(str(path), dtype=torch.float32)
+        except (OSError, ValueError) as exc:  # EnsembleError is a ValueError
             raise EngineError(f"cannot load the model at {path}: {exc}") from None
         dev = torch.device(device)
         model.to(dev)  # type: ignore[arg-type]  # transformers types `to` oddly
@@ -114,6 +116,10 @@ class LoadedModel:
 
     def _index_vocabulary(self) -> None:
         self.special_ids, self.token_bytes = index_vocabulary(self.tokenizer, self.model.config.vocab_size)
+
+    def new_cache(self) -> Any:
+        """An empty KV cache for one session (an ensemble keeps one per member)."""
+        return self.model.new_cache() if isinstance(self.model, EnsembleLM) else DynamicCache()
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
@@ -130,7 +136,7 @@ class NeuralEngine(StepwiseEngine):
         self.m = loaded
         self.program: Program | None = None
         self.facts: ProgramFacts | None = None
-        self.cache: DynamicCache | None = None
+        self.cache: DynamicCache | EnsembleCache | None = None
         self.header_len = 0
         self.inverse = False  # the direction of the context in the cache
         self.history: list[State] = []
@@ -166,7 +172,7 @@ class NeuralEngine(StepwiseEngine):
         if len(header) > self.max_context - MAX_FRAME_TOKENS * 2:
             raise EngineError(f"the program is too long for the model ({len(header)} tokens)")
         self.program, self.facts = program, facts
-        self.cache = DynamicCache()
+        self.cache = self.m.new_cache()
         self.context_ids = []
         self.last_logits = None
         self._state = None

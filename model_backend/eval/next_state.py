@@ -18,7 +18,6 @@ from typing import Any
 
 import torch
 from tqdm import tqdm
-from transformers import DynamicCache
 
 from model_backend import trace_format as fmt
 from model_backend.data.build import iter_records, record_text, top_kind
@@ -75,7 +74,7 @@ def predict_teacher_forced(engine: NeuralEngine, program: Program, steps: list[t
     predictions: list[State | None] = []
     with torch.inference_mode():
         # The engine's session machinery, driven by hand: the program once, then true frames.
-        engine.program, engine.facts, engine.cache = program, ProgramFacts.of(program), DynamicCache()
+        engine.program, engine.facts, engine.cache = program, ProgramFacts.of(program), engine.m.new_cache()
         engine.context_ids = []
         header = engine.m.encode(fmt.serialize_header(program))
         engine._feed(header)

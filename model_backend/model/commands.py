@@ -114,3 +114,23 @@ def register(app: typer.Typer) -> None:
             raise _fail(str(exc)) from exc
         sources = ", ".join(f"{s['path']} ({s['weight']:g})" for s in record["sources"])
         typer.echo(f"averaged {sources}: {record['parameters']} parameters; model in {out}")
+
+    @app.command("ensemble")
+    def ensemble_command(
+        models: Annotated[list[Path], typer.Argument(help="Model directories that share one tokenizer (any shapes).")],
+        out: Annotated[Path, typer.Option("--out", help="Directory for the ensemble (replaced as a whole).")],
+        weights: Annotated[str | None, typer.Option("--weights", help="Comma-separated weights, one per model (default: equal).")] = None,
+        names: Annotated[str | None, typer.Option("--names", help="Comma-separated member folder names (default: the directories' names).")] = None,
+    ) -> None:
+        """Make an ensemble: the engines decode with the mean of the members' log-probabilities."""
+        from model_backend.engine.ensemble import EnsembleError, make_ensemble
+
+        try:
+            parsed = [float(w) for w in weights.split(",")] if weights else None
+        except ValueError as exc:
+            raise _fail(f"--weights {weights!r}: give comma-separated numbers") from exc
+        try:
+            make_ensemble(models, out, parsed, names.split(",") if names else None)
+        except (EnsembleError, OSError) as exc:
+            raise _fail(str(exc)) from exc
+        typer.echo(f"ensemble of {', '.join(str(m) for m in models)} in {out}")

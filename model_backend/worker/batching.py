@@ -233,6 +233,14 @@ def ragged_forward(model: Any, items: list[tuple[Any, list[int]]]) -> list[torch
     """
     from transformers.models.llama.modeling_llama import apply_rotary_pos_emb, repeat_kv
 
+    from model_backend.engine.ensemble import EnsembleLM
+
+    if isinstance(model, EnsembleLM):  # each member on its own caches, then the mean of log-probs
+        per_member = [
+            ragged_forward(member, [(cache.members[k], ids) for cache, ids in items])
+            for k, member in enumerate(model.models)
+        ]
+        return [model.combine(list(logits)) for logits in zip(*per_member, strict=True)]
     inner = model.model
     device = inner.embed_tokens.weight.device
     lengths = [len(ids) for _, ids in items]

@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import sys
 import threading
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ from model_backend.engine.decoding import (
     default_search_branches,
     request_generator,
 )
+from model_backend.engine.ensemble import EnsembleError, first_member, is_ensemble
 from model_backend.engine.neural import DEFAULT_CHECKPOINT, MAX_FRAME_TOKENS, index_vocabulary
 from model_backend.program import Program
 from model_backend.state import Action, State
@@ -182,6 +184,14 @@ class VLLMModel:
     def __init__(self, path: str | Path | None = None, device: str = "cpu", max_model_len: int | None = None,
                  kv_cache_gib: float = 1.0, seed: int = 0, **llm_options: Any) -> None:
         path = Path(path) if path else DEFAULT_CHECKPOINT
+        if is_ensemble(path):  # vLLM serves one model: the ensemble's first member
+            try:
+                member = first_member(path)
+            except EnsembleError as exc:
+                raise EngineError(f"cannot load the model at {path}: {exc}") from None
+            print(f"ndb: the vLLM engine serves one model; {path} is an ensemble: using its member {member.name}",
+                  file=sys.stderr)
+            path = member
         if not (path / "config.json").exists():
             raise EngineError(f"no model checkpoint at {path}")
         # In process: fast start, no spawn guard, and FrameProcessor sees this process's FrameJobs.
