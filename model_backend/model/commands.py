@@ -17,6 +17,14 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
+def _parse_weights(weights: str | None) -> list[float] | None:
+    """--weights "3,1" as numbers; None when not given."""
+    try:
+        return [float(w) for w in weights.split(",")] if weights else None
+    except ValueError as exc:
+        raise _fail(f"--weights {weights!r}: give comma-separated numbers") from exc
+
+
 def register(app: typer.Typer) -> None:
     @app.command("train")
     def train_command(
@@ -104,10 +112,7 @@ def register(app: typer.Typer) -> None:
         """Average the weights of checkpoints of one shape (a model soup); OUT loads like a run's final/."""
         from model_backend.model.average import AverageError, average_checkpoints
 
-        try:
-            parsed = [float(w) for w in weights.split(",")] if weights else None
-        except ValueError as exc:
-            raise _fail(f"--weights {weights!r}: give comma-separated numbers") from exc
+        parsed = _parse_weights(weights)
         try:
             record = average_checkpoints(models, out, parsed)
         except (AverageError, FileNotFoundError) as exc:
@@ -125,10 +130,7 @@ def register(app: typer.Typer) -> None:
         """Make an ensemble: the engines decode with the mean of the members' log-probabilities."""
         from model_backend.engine.ensemble import EnsembleError, make_ensemble
 
-        try:
-            parsed = [float(w) for w in weights.split(",")] if weights else None
-        except ValueError as exc:
-            raise _fail(f"--weights {weights!r}: give comma-separated numbers") from exc
+        parsed = _parse_weights(weights)
         try:
             make_ensemble(models, out, parsed, names.split(",") if names else None)
         except (EnsembleError, OSError) as exc:
