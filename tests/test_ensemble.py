@@ -116,3 +116,16 @@ def test_cli_ensemble_command(members: tuple[Path, Path], tmp_path: Path) -> Non
     assert (tmp_path / "e" / "x" / "config.json").is_file() and (tmp_path / "e" / "tokenizer.json").is_file()
     bad = runner.invoke(app, ["ensemble", *map(str, members), "--out", str(tmp_path / "f"), "--weights", "1"])
     assert bad.exit_code == 2 and "one weight" in bad.output
+
+
+def test_the_shipped_default_loads_and_every_file_stays_under_16_mb() -> None:
+    """The repository keeps weight files under 16 MB; the default ensemble names loadable members."""
+    from model_backend.engine.ensemble import is_ensemble
+    from model_backend.engine.neural import DEFAULT_CHECKPOINT
+
+    sizes = {p: p.stat().st_size for p in DEFAULT_CHECKPOINT.rglob("*") if p.is_file()}
+    assert sizes and all(size < 16_000_000 for size in sizes.values()), max(sizes.values())
+    if is_ensemble(DEFAULT_CHECKPOINT):
+        spec = EnsembleSpec.read(DEFAULT_CHECKPOINT)
+        assert len(spec.members) >= 2 and all((m / "README.md").is_file() for m in spec.members)
+    assert (DEFAULT_CHECKPOINT / "README.md").is_file()  # the model card

@@ -34,7 +34,8 @@ def _sha256(path: Path) -> str:
 def _config(model_dir: Path) -> dict[str, Any]:
     path = model_dir / "config.json"
     if not path.is_file():
-        raise AverageError(f"{model_dir}: no config.json (not a model directory)")
+        hint = ": an ensemble; give one of its members" if (model_dir / "ensemble.json").is_file() else ""
+        raise AverageError(f"{model_dir}: no config.json (not a model directory{hint})")
     return {k: v for k, v in json.loads(path.read_text()).items() if k not in _CONFIG_NOISE}
 
 

@@ -542,7 +542,8 @@ def read_weights(model_dir: Path, what: str = "") -> dict[str, torch.Tensor]:
 
     files = sorted(model_dir.glob("*.safetensors"))
     if not files:
-        raise FileNotFoundError(f"{what}{model_dir}: no *.safetensors files")
+        hint = " (an ensemble: give one of its members)" if (model_dir / "ensemble.json").is_file() else ""
+        raise FileNotFoundError(f"{what}{model_dir}: no *.safetensors files{hint}")
     weights: dict[str, torch.Tensor] = {}
     for f in files:
         weights.update(load_file(str(f)))
