@@ -22,7 +22,7 @@ import threading
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import torch
 from transformers import AutoTokenizer, DynamicCache, LlamaForCausalLM, PreTrainedTokenizerBase
@@ -117,7 +117,7 @@ class LoadedModel:
     def _index_vocabulary(self) -> None:
         self.special_ids, self.token_bytes = index_vocabulary(self.tokenizer, self.model.config.vocab_size)
 
-    def new_cache(self) -> Any:
+    def new_cache(self) -> DynamicCache | EnsembleCache:
         """An empty KV cache for one session (an ensemble keeps one per member)."""
         return self.model.new_cache() if isinstance(self.model, EnsembleLM) else DynamicCache()
 
