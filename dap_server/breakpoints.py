@@ -14,6 +14,7 @@ import types
 from dataclasses import dataclass, field
 
 from dap_server.evaluator import EvalError, Evaluator, interpolate
+from model_backend import safe_ast
 
 
 @dataclass
@@ -28,7 +29,7 @@ class LineMap:
     @classmethod
     def from_source(cls, source: str, filename: str = "<program>") -> LineMap:
         try:
-            tree = ast.parse(source, filename=filename)
+            tree = safe_ast.parse(source, filename=filename)
         except (SyntaxError, ValueError):
             return cls(frozenset(), {}, {0: "module"}, len(source.splitlines()))
         starts: set[int] = set()
@@ -188,7 +189,7 @@ class BreakpointTable:
                 bp.line, bp.message = None, str(exc)
         if bp.line is not None and cond is not None:
             try:
-                ast.parse(cond, mode="eval")
+                safe_ast.parse(cond, mode="eval")
             except SyntaxError as exc:
                 bp.line, bp.message = None, f"condition {cond!r} is not an expression: {exc.msg}"
         return bp

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from dap_server.values import Opaque, Record, container_children, parse_value, show
+from model_backend import safe_ast
 
 MAX_EXPRESSION_CHARS = 4_000
 MAX_OPERATIONS = 200_000
@@ -199,7 +200,7 @@ class Evaluator:
         if len(expression) > MAX_EXPRESSION_CHARS:
             raise EvalError(f"expression longer than {MAX_EXPRESSION_CHARS} characters")
         try:
-            tree = ast.parse(expression.strip(), mode="eval")
+            tree = safe_ast.parse(expression.strip(), mode="eval")
         except SyntaxError as exc:
             raise EvalError(f"syntax error: {exc.msg}") from None
         except (ValueError, MemoryError, RecursionError) as exc:

@@ -13,6 +13,7 @@ import sys
 from typing import IO, Any
 
 from dap_server.core import CoreError, DebugCore, EngineFactory, Stop
+from model_backend import safe_ast
 from model_backend.state import State
 
 PROMPT = "(ndb) "
@@ -507,7 +508,7 @@ def _function_span(source: str, line: int) -> tuple[int, int]:
     import ast
 
     try:
-        tree = ast.parse(source)
+        tree = safe_ast.parse(source)
     except SyntaxError:
         return 1, len(source.splitlines())
     best: tuple[int, int] | None = None

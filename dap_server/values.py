@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from model_backend import safe_ast
+
 MAX_PARSE_CHARS = 100_000
 MAX_NODES = 50_000
 
@@ -150,7 +152,7 @@ def parse_value(text: str) -> Any:
     if len(text) > MAX_PARSE_CHARS:
         return Opaque(text)
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = safe_ast.parse(text.strip(), mode="eval")
         value = _convert(tree.body, [MAX_NODES])
     except (SyntaxError, ValueError, _NotLiteral, RecursionError, MemoryError, TypeError):
         return Opaque(text)

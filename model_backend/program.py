@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 from pydantic import BaseModel
+
+from model_backend import safe_ast
 
 
 class ProgramError(ValueError):
@@ -34,12 +35,12 @@ class Program(BaseModel):
     def check(self) -> None:
         """Raise ProgramError for a syntax error in the script or the entry expression."""
         try:
-            ast.parse(self.source, filename=self.path)
+            safe_ast.parse(self.source, filename=self.path)
         except SyntaxError as exc:
             raise ProgramError(f"syntax error in {self.path} line {exc.lineno}: {exc.msg}") from None
         if self.entry is not None:
             try:
-                ast.parse(self.entry, mode="eval")
+                safe_ast.parse(self.entry, mode="eval")
             except SyntaxError as exc:
                 raise ProgramError(f"entry {self.entry!r} is not an expression: {exc.msg}") from None
 

@@ -7,12 +7,12 @@ for a bad prediction: they return a State whose `error` says what went wrong.
 
 from __future__ import annotations
 
-import ast
 from abc import ABC, abstractmethod
 from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from model_backend import safe_ast
 from model_backend.program import Program
 from model_backend.state import Action, StackFrame, State
 
@@ -139,7 +139,7 @@ class StepwiseEngine(Engine):
         if name not in current.locals:
             raise EngineError(f"no variable named {name!r} in the current frame")
         try:
-            text = repr(ast.literal_eval(value))
+            text = repr(safe_ast.literal_eval(value))
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             raise EngineError(f"neural mode runs no code: {value!r} must be a Python literal") from None
         updated = current.model_copy(update={"locals": {**current.locals, name: text}, "confidence": None})

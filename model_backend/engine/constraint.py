@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, replace
 
+from model_backend import safe_ast
 from model_backend import trace_format as fmt
 from model_backend.program import Program
 from model_backend.state import State
@@ -49,7 +50,7 @@ class ProgramFacts:
         frame_kinds: dict[type, str] = {ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>", ast.DictComp: "<dictcomp>",
                        ast.GeneratorExp: "<genexpr>", ast.Lambda: "<lambda>"}
         try:
-            tree = ast.parse(program.source)
+            tree = safe_ast.parse(program.source)
         except SyntaxError:
             tree = ast.Module(body=[], type_ignores=[])
         for node in ast.walk(tree):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 
+from model_backend import safe_ast
 from model_backend.engine.base import EngineError
 from model_backend.program import Program
 from model_backend.state import StackFrame, State
@@ -30,7 +31,7 @@ def _first_line(node: ast.stmt) -> int:
 
 def initial_state(program: Program) -> State:
     try:
-        tree = ast.parse(program.source)
+        tree = safe_ast.parse(program.source)
     except SyntaxError as exc:
         raise EngineError(f"syntax error line {exc.lineno}: {exc.msg}") from None
     lines = program.lines
@@ -48,7 +49,7 @@ def initial_state(program: Program) -> State:
 def entry_call_state(program: Program, tree: ast.Module) -> State:
     assert program.entry is not None
     try:
-        call = ast.parse(program.entry, mode="eval").body
+        call = safe_ast.parse(program.entry, mode="eval").body
     except SyntaxError:
         raise EngineError(f"the entry {program.entry!r} is not an expression") from None
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 import types
 
+from model_backend import safe_ast
+
 _BLOCKS = {ast.For: "the body of a for loop", ast.AsyncFor: "the body of a for loop",
            ast.With: "a with block", ast.AsyncWith: "a with block"}
 
@@ -35,7 +37,7 @@ def jump_target(source: str, function: str, from_line: int, to_line: int) -> tup
     Like Python, a line without code (a comment, `else:`, `finally:`) means the next line with code."""
     try:
         module = compile(source, "<program>", "exec")  # compiled, never run
-        tree = ast.parse(source)
+        tree = safe_ast.parse(source)
     except (SyntaxError, ValueError):
         return None, "the program does not compile"
     codes = [c for c in _code_objects(module) if c.co_name == function and from_line in _lines(c)]

@@ -22,6 +22,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from model_backend import safe_ast
 from model_backend.engine import Engine, EngineError, create_engine
 from model_backend.program import Program
 from model_backend.sampler import hidden_entry
@@ -46,7 +47,7 @@ def load_problems(path: str, limit: int | None = None) -> list[dict[str, str]]:
 
 def return_lines(code: str) -> list[int]:
     """Lines of the `return` statements of the top-level `f` (not of functions nested in it)."""
-    func = next(n for n in ast.parse(code).body if isinstance(n, ast.FunctionDef) and n.name == "f")
+    func = next(n for n in safe_ast.parse(code).body if isinstance(n, ast.FunctionDef) and n.name == "f")
     lines: set[int] = set()
     todo: list[ast.AST] = list(func.body)
     while todo:
@@ -60,7 +61,7 @@ def return_lines(code: str) -> list[int]:
 
 def _calls_f(prediction: str) -> bool:
     try:
-        tree = ast.parse(prediction, mode="eval")
+        tree = safe_ast.parse(prediction, mode="eval")
     except SyntaxError:
         return False
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "f" for n in ast.walk(tree))
