@@ -36,10 +36,10 @@ class EnsembleError(ValueError):
     """An ensemble directory that cannot be loaded or made."""
 
 
-def _tokenizer_difference(a: Path, b: Path) -> str | None:
-    """The first tokenizer file that differs between two model directories (present in one only, or
-    other bytes), or None. Its absence from both is no difference."""
-    for name in TOKENIZER_FILES:
+def tokenizer_difference(a: Path, b: Path, names: tuple[str, ...] = TOKENIZER_FILES) -> str | None:
+    """The first of `names` that differs between two model directories (present in one only, or other
+    bytes), or None. Its absence from both is no difference."""
+    for name in names:
         fa, fb = a / name, b / name
         if fa.is_file() != fb.is_file() or (fa.is_file() and fa.read_bytes() != fb.read_bytes()):
             return name
@@ -70,7 +70,7 @@ class EnsembleSpec:
         for member in members:
             if member.resolve().parent != root.resolve() or not (member / "config.json").is_file():
                 raise EnsembleError(f"{member}: not a model directory inside {root}")
-            differs = _tokenizer_difference(root, member)
+            differs = tokenizer_difference(root, member)
             if differs:
                 raise EnsembleError(f"{member} has another tokenizer than the ensemble ({differs} differs)")
         return cls(members, weights)
@@ -147,7 +147,7 @@ def make_ensemble(members: list[Path], out: Path, weights: list[float] | None = 
     for member in members:
         if is_ensemble(member) or not (member / "config.json").is_file():
             raise EnsembleError(f"{member}: not a model directory")
-        differs = _tokenizer_difference(members[0], member)
+        differs = tokenizer_difference(members[0], member)
         if differs or not (member / "tokenizer.json").is_file():
             raise EnsembleError(f"{member} has another tokenizer than {members[0]} ({differs or 'tokenizer.json'} differs)")
     tmp = out.with_name(out.name + ".tmp")

@@ -137,14 +137,17 @@ def evaluate(
     engine = create_engine(engine_name, model=model)
     if search_branches is not None and hasattr(engine, "search_branches"):
         engine.search_branches = search_branches
-    results, passed, started = [], 0, time.perf_counter()
+    results, passed, timed_out, started = [], 0, 0, time.perf_counter()
     for problem in tqdm(problems, desc=f"cruxeval {task}", disable=not progress):
         deadline = time.monotonic() + problem_seconds if problem_seconds is not None else None
         try:
             prediction = predict_output(engine, problem, via, deadline) if task == "output" else predict_input(engine, problem)
             error = None
-        except (EngineError, ProblemTimeout) as exc:
-            prediction, error = None, f"{type(exc).__name__}: {exc}" if isinstance(exc, ProblemTimeout) else str(exc)
+        except EngineError as exc:
+            prediction, error = None, str(exc)
+        except ProblemTimeout as exc:
+            prediction, error = None, f"ProblemTimeout: {exc}"
+            timed_out += 1
         ok = score(problem, task, prediction)
         passed += ok
         results.append({"id": problem["id"], "prediction": prediction, "pass": ok, "error": error})
@@ -152,7 +155,7 @@ def evaluate(
     return {
         "data": str(Path(data)), "task": task, "via": via if task == "output" else "inv_step_call",
         "engine": engine_name, "model": model, "search_branches": getattr(engine, "search_branches", None),
-        "problem_seconds": problem_seconds, "timed_out": sum(1 for r in results if (r["error"] or "").startswith("ProblemTimeout")),
+        "problem_seconds": problem_seconds, "timed_out": timed_out,
         "n": len(problems), "passed": passed,
         "pass_at_1": passed / max(1, len(problems)), "seconds": time.perf_counter() - started, "results": results,
     }

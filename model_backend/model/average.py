@@ -17,7 +17,10 @@ from typing import Any
 
 import torch
 
-# Files of a model directory that describe the tokenizer; they must be the same in every source.
+from model_backend.engine.ensemble import tokenizer_difference
+
+# Files of a model directory that describe the tokenizer (and its measured statistics); they must be the
+# same in every source.
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "stats.json")
 # config.json keys that may differ between runs of one shape.
 _CONFIG_NOISE = {"transformers_version", "dtype", "torch_dtype", "_name_or_path"}
@@ -66,10 +69,9 @@ def average_checkpoints(models: list[Path], out: Path, weights: list[float] | No
     for other in models[1:]:
         if _config(other) != config:
             raise AverageError(f"{other} has another shape than {first} (config.json differs)")
-        for name in TOKENIZER_FILES:
-            a, b = first / name, other / name
-            if a.is_file() != b.is_file() or (a.is_file() and _sha256(a) != _sha256(b)):
-                raise AverageError(f"{other} has another tokenizer than {first} ({name} differs)")
+        differs = tokenizer_difference(first, other, TOKENIZER_FILES)
+        if differs:
+            raise AverageError(f"{other} has another tokenizer than {first} ({differs} differs)")
 
     total = sum(weights)
     mean: dict[str, torch.Tensor] = {}

@@ -50,7 +50,7 @@ from model_backend.engine.decoding import (
     default_search_branches,
     request_generator,
 )
-from model_backend.engine.ensemble import EnsembleError, first_member, is_ensemble
+from model_backend.engine.ensemble import EnsembleError, first_member
 from model_backend.engine.neural import DEFAULT_CHECKPOINT, MAX_FRAME_TOKENS, index_vocabulary
 from model_backend.program import Program
 from model_backend.state import Action, State
@@ -184,11 +184,11 @@ class VLLMModel:
     def __init__(self, path: str | Path | None = None, device: str = "cpu", max_model_len: int | None = None,
                  kv_cache_gib: float = 1.0, seed: int = 0, **llm_options: Any) -> None:
         path = Path(path) if path else DEFAULT_CHECKPOINT
-        if is_ensemble(path):  # vLLM serves one model: the ensemble's first member
-            try:
-                member = first_member(path)
-            except EnsembleError as exc:
-                raise EngineError(f"cannot load the model at {path}: {exc}") from None
+        try:
+            member = first_member(path)  # vLLM serves one model: an ensemble's first member
+        except EnsembleError as exc:
+            raise EngineError(f"cannot load the model at {path}: {exc}") from None
+        if member != path:
             print(f"ndb: the vLLM engine serves one model; {path} is an ensemble: using its member {member.name}",
                   file=sys.stderr)
             path = member
