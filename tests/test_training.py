@@ -213,6 +213,25 @@ def test_save_load_round_trip_sharded_identical_logits(tokenizer: Any, tmp_path:
         assert torch.equal(model(x).logits, loaded(x).logits)
 
 
+def test_export_takes_only_tokenizer_files_from_a_model_directory_given_as_tokenizer(tokenizer: Any,
+                                                                                      tmp_path: Path) -> None:
+    # `--tokenizer` may name a model directory; its weights once came along into the export beside the new ones
+    other = _saved_model(tokenizer, tmp_path / "other", seed=2)
+    (tmp_path / "other" / "README.md").write_text("the other model's card\n")
+    model = mconfig.build_model("tiny", tokenizer, seed=1).eval()
+    out = tmp_path / "final"
+    files = mtrain.export_final(model, tmp_path / "other", out, {}, max_file_bytes=None)
+    names = {p.name for p in out.iterdir()}
+    assert "README.md" not in names and "tokenizer.json" in names
+    assert sorted(out.glob("*.safetensors")) == sorted(files)
+    loaded = transformers.LlamaForCausalLM.from_pretrained(out).eval()
+    x = torch.randint(0, len(tokenizer), (1, 9))
+    with torch.no_grad():
+        assert torch.equal(model(x).logits, loaded(x).logits)
+        assert not torch.equal(other(x).logits, loaded(x).logits)
+    assert mtrain._tokenizer_key(tmp_path / "other") == mtrain._tokenizer_key(out)
+
+
 def test_init_from_a_shallower_model_grows_it_without_changing_its_function(tokenizer: Any, tmp_path: Path) -> None:
     shallow = mconfig.build_model("tiny", tokenizer, seed=1).eval()
     shallow.save_pretrained(tmp_path)

@@ -168,12 +168,24 @@ def _file_key(paths: list[Path], extra: str) -> str:
     return h.hexdigest()[:16]
 
 
+# What a tokenizer directory holds (Hugging Face's files and our measured stats.json). `--tokenizer` may
+# name a model directory (a member of the shipped ensemble): its weights, config and card are not the
+# tokenizer's and must not travel into an export or the cache key.
+TOKENIZER_FILE_NAMES = frozenset({
+    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", "vocab.json",
+    "merges.txt", "chat_template.jinja", "stats.json",
+})
+
+
+def tokenizer_files(tokenizer_dir: str | Path) -> list[Path]:
+    return sorted(p for p in Path(tokenizer_dir).iterdir() if p.is_file() and p.name in TOKENIZER_FILE_NAMES)
+
+
 def _tokenizer_key(tokenizer_dir: str | Path) -> str:
     h = hashlib.sha1()
-    for p in sorted(Path(tokenizer_dir).iterdir()):
-        if p.is_file():
-            h.update(p.name.encode())
-            h.update(p.read_bytes())
+    for p in tokenizer_files(tokenizer_dir):
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -599,8 +611,8 @@ def export_final(
     if export_dtype != "float32":
         out_model = copy.deepcopy(model).to(getattr(torch, export_dtype))
     out_model.save_pretrained(tmp, max_shard_size=EXPORT_SHARD_SIZE)
-    for p in Path(tokenizer_dir).iterdir():
-        if p.is_file() and not (tmp / p.name).exists():
+    for p in tokenizer_files(tokenizer_dir):
+        if not (tmp / p.name).exists():
             shutil.copy2(p, tmp / p.name)
     _write_json(tmp / "training_log.json", log)
     if log.get("records"):  # `ndb average` of models that no run of ours wrote has no curve to draw
