@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -230,6 +231,18 @@ def test_export_takes_only_tokenizer_files_from_a_model_directory_given_as_token
         assert torch.equal(model(x).logits, loaded(x).logits)
         assert not torch.equal(other(x).logits, loaded(x).logits)
     assert mtrain._tokenizer_key(tmp_path / "other") == mtrain._tokenizer_key(out)
+
+
+def test_read_weights_reads_the_shards_the_index_names_not_a_stray_file(tokenizer: Any, tmp_path: Path) -> None:
+    model = _saved_model(tokenizer, tmp_path / "m", seed=3)  # sharded, with an index
+    stray = _saved_model(tokenizer, tmp_path / "stray", seed=4)
+    stray.save_pretrained(tmp_path / "one", max_shard_size="1GB")  # one model.safetensors
+    shutil.copy2(tmp_path / "one" / "model.safetensors", tmp_path / "m" / "model-99999-of-99999.safetensors")
+    weights = mtrain.read_weights(tmp_path / "m")
+    assert len(weights) >= len(model.state_dict()) - 1  # all but the tied lm_head, saved once
+    for name, tensor in model.state_dict().items():
+        if name in weights:
+            assert torch.equal(weights[name], tensor), name
 
 
 def test_init_from_a_shallower_model_grows_it_without_changing_its_function(tokenizer: Any, tmp_path: Path) -> None:

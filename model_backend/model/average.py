@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -42,15 +40,13 @@ def _config(model_dir: Path) -> dict[str, Any]:
     return {k: v for k, v in json.loads(path.read_text()).items() if k not in _CONFIG_NOISE}
 
 
-def export_with_tokenizer_of(source: Path, model: Any, out: Path, log: dict[str, Any]) -> None:
-    """Export `model` to `out` like a run's final/, with the tokenizer files of model directory `source`."""
+def export_with_tokenizer_of(source: Path, model: Any, out: Path, log: dict[str, Any],
+                             export_dtype: str = "float32") -> None:
+    """Export `model` to `out` like a run's final/, with the tokenizer files of model directory `source`
+    (`export_final` takes only those from it, never its weights)."""
     from model_backend.model.train import export_final
 
-    with tempfile.TemporaryDirectory() as tok_dir:
-        for name in TOKENIZER_FILES:
-            if (source / name).is_file():
-                shutil.copy2(source / name, Path(tok_dir) / name)
-        export_final(model, tok_dir, out, log)
+    export_final(model, source, out, log, export_dtype)
 
 
 def average_checkpoints(models: list[Path], out: Path, weights: list[float] | None = None) -> dict[str, Any]:

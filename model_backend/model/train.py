@@ -549,10 +549,15 @@ def grow_depth(weights: dict[str, torch.Tensor], layers: int, new_layers: int) -
 
 
 def read_weights(model_dir: Path, what: str = "") -> dict[str, torch.Tensor]:
-    """Every tensor of a model directory's *.safetensors files (one file or shards)."""
+    """Every tensor of a model directory's weights: the shards its index names, else its *.safetensors
+    files (the index decides, as for transformers, so a stray weight file beside the shards is not read)."""
     from safetensors.torch import load_file
 
-    files = sorted(model_dir.glob("*.safetensors"))
+    index = model_dir / "model.safetensors.index.json"
+    if index.is_file() and not (model_dir / "model.safetensors").is_file():
+        files = [model_dir / name for name in sorted(set(json.loads(index.read_text())["weight_map"].values()))]
+    else:
+        files = sorted(model_dir.glob("*.safetensors"))
     if not files:
         hint = " (an ensemble: give one of its members)" if (model_dir / "ensemble.json").is_file() else ""
         raise FileNotFoundError(f"{what}{model_dir}: no *.safetensors files{hint}")
