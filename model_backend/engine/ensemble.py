@@ -36,6 +36,20 @@ class EnsembleError(ValueError):
     """An ensemble directory that cannot be loaded or made."""
 
 
+# What a tokenizer directory holds (Hugging Face's files and our measured stats.json). `ndb train
+# --tokenizer` may name a model directory (a member of the shipped ensemble): its weights, config and card
+# are not the tokenizer's and must not travel into an export, an ensemble or a cache key.
+TOKENIZER_FILE_NAMES = frozenset({
+    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", "vocab.json",
+    "merges.txt", "chat_template.jinja", "stats.json",
+})
+
+
+def tokenizer_files(tokenizer_dir: str | Path) -> list[Path]:
+    """The tokenizer's files in a tokenizer or model directory, sorted."""
+    return sorted(p for p in Path(tokenizer_dir).iterdir() if p.is_file() and p.name in TOKENIZER_FILE_NAMES)
+
+
 def tokenizer_difference(a: Path, b: Path, names: tuple[str, ...] = TOKENIZER_FILES) -> str | None:
     """The first of `names` that differs between two model directories (present in one only, or other
     bytes), or None. Its absence from both is no difference."""
@@ -155,9 +169,8 @@ def make_ensemble(members: list[Path], out: Path, weights: list[float] | None = 
     tmp.mkdir(parents=True)
     for member, name in zip(members, names, strict=True):
         shutil.copytree(member, tmp / name)
-    for p in members[0].iterdir():  # the shared tokenizer at the top, where AutoTokenizer finds it
-        if p.is_file() and (p.name in TOKENIZER_FILES or p.name == "stats.json"):
-            shutil.copy2(p, tmp / p.name)
+    for p in tokenizer_files(members[0]):  # the shared tokenizer at the top, where AutoTokenizer finds it
+        shutil.copy2(p, tmp / p.name)
     (tmp / ENSEMBLE_FILE).write_text(json.dumps({"members": names, "weights": weights}, indent=1) + "\n")
     EnsembleSpec.read(tmp)  # the result must load
     shutil.rmtree(out, ignore_errors=True)

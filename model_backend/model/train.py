@@ -51,6 +51,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from model_backend.engine.ensemble import tokenizer_files
 from model_backend.model.config import SHAPES, describe, make_config, special_token_ids
 from model_backend.model.pretrained import PRETRAINED
 
@@ -166,19 +167,6 @@ def _file_key(paths: list[Path], extra: str) -> str:
         st = p.stat()
         h.update(f"{p.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode())
     return h.hexdigest()[:16]
-
-
-# What a tokenizer directory holds (Hugging Face's files and our measured stats.json). `--tokenizer` may
-# name a model directory (a member of the shipped ensemble): its weights, config and card are not the
-# tokenizer's and must not travel into an export or the cache key.
-TOKENIZER_FILE_NAMES = frozenset({
-    "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", "vocab.json",
-    "merges.txt", "chat_template.jinja", "stats.json",
-})
-
-
-def tokenizer_files(tokenizer_dir: str | Path) -> list[Path]:
-    return sorted(p for p in Path(tokenizer_dir).iterdir() if p.is_file() and p.name in TOKENIZER_FILE_NAMES)
 
 
 def _tokenizer_key(tokenizer_dir: str | Path) -> str:
