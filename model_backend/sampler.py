@@ -41,11 +41,16 @@ def sub_trace(result: TraceResult, call_index: int) -> TraceResult:
     """The subtree of the call at `call_index`, re-rooted so that this call is the entry."""
     events = result.events
     root = events[call_index]
+    # The root frame's own events sit at root.depth (its lines as well as its call), its callees
+    # deeper: take events up to and including the root's return, never past a sibling or the caller.
     end = call_index
-    while end + 1 < len(events) and events[end + 1].depth > root.depth:
+    while end + 1 < len(events):
+        nxt = events[end + 1]
+        if nxt.depth < root.depth or (nxt.depth == root.depth and nxt.frame_id != root.frame_id):
+            break
         end += 1
-    if end + 1 < len(events) and events[end + 1].frame_id == root.frame_id:
-        end += 1  # the root's own return event
+        if nxt.frame_id == root.frame_id and nxt.event == "return":
+            break
     cut = len(root.stack) - 1
     rebased = []
     for k, ev in enumerate(events[call_index : end + 1]):

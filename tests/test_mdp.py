@@ -83,7 +83,7 @@ def test_prompt_target_pairs_rebuild_the_text(name: str, seed: int) -> None:
         assert prompt + target == fmt.serialize(program, steps[:-1] + [(steps[-1][0], None)], inverse=False)
 
 
-@pytest.mark.parametrize("name", ["recursion_factorial", "nested_calls", "tree_walk"])
+@pytest.mark.parametrize("name", ["recursion_factorial", "nested_calls", "tree_walk", "generator_for", "exc_callee_caller", "exc_uncaught_entry", "closures"])
 def test_sub_trace_is_a_complete_call(name: str) -> None:
     _, result = traced(name)
     calls = [e.index for e in result.events if e.event == "call"]
@@ -92,6 +92,16 @@ def test_sub_trace_is_a_complete_call(name: str) -> None:
         assert sub.events[0].event == "call" and sub.events[0].depth == 0
         assert all(e.depth >= 0 for e in sub.events)
         assert replay_forward(sub) == [e for e in sub.events if not e.internal]
+        # The whole call: every event of the root frame and its callees, up to the root's own return.
+        root = result.events[index]
+        own = [e for e in result.events[index:] if e.frame_id == root.frame_id]
+        end = result.events.index(next(e for e in own if e.event == "return"))
+        assert [e.index for e in sub.events] == list(range(end - index + 1))
+        assert [(e.event, e.line, e.function) for e in sub.events] == [
+            (e.event, e.line, e.function) for e in result.events[index : end + 1]]
+        assert sub.exit in ("normal", "error")
+    whole = sub_trace(result, 0)  # the entry's call: the whole trace
+    assert [(e.event, e.line) for e in whole.events] == [(e.event, e.line) for e in result.events]
 
 
 @pytest.mark.parametrize("name", ["recursion_factorial", "nested_calls", "while_loop"])

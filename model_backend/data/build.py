@@ -51,7 +51,7 @@ from model_backend.state import TraceResult
 from model_backend.trace_format import FORMAT_VERSION
 
 SPLITS = ("train", "heldout")
-BUILD_VERSION = 1  # bump when the record layout or the sampling procedure changes
+BUILD_VERSION = 2  # bump when the record layout or the sampling procedure changes (2: sub_trace fix)
 MANIFEST = "manifest.json"
 CONFIG = "build_config.json"
 #: Which traces are kept (as `programs.keep_runnable`): event count range and longest value repr.
