@@ -215,22 +215,25 @@ def test_frame_job_redoes_a_choice_whose_token_vllm_dropped(random_model: Loaded
         decoder = FrameDecoder(FrameConstraint(facts, prev, False), random_model.vocabulary, sample, generator)
         return FrameJob(decoder, end_id=0)
 
-    real = [torch.randn(vocab, generator=torch.Generator().manual_seed(k)) * 4 for k in range(200)]
-    garbage = [torch.randn(vocab, generator=torch.Generator().manual_seed(1000 + k)) * 4 for k in range(200)]
+    def logits(seed: int) -> torch.Tensor:
+        return torch.randn(vocab, generator=torch.Generator().manual_seed(seed)) * 4
+
+    # Random logits can make a long frame (sampled values run on), so the loop runs to the end token, with a
+    # cap far above any frame the decoder allows rather than one that depends on the tokenizer of the day.
     straight, dropping = job(), job()
-    for k in range(200):
-        a = straight.next_token(real[k], list(straight.token_ids))
+    for k in range(20_000):
+        a = straight.next_token(logits(k), list(straight.token_ids))
         emitted = list(dropping.token_ids)
         if k % 3 == 0:  # a dropped sample first: vLLM asks again with the same emitted tokens
-            dropping.next_token(garbage[k], emitted)
-        b = dropping.next_token(real[k], emitted)
+            dropping.next_token(logits(100_000 + k), emitted)
+        b = dropping.next_token(logits(k), emitted)
         assert a == b
         if a == 0:
             break
     assert straight.failed is None and dropping.failed is None
     assert straight.decoder.done and dropping.token_ids == straight.token_ids
     assert dropping.decoder.result() == straight.decoder.result()
-    straight.next_token(real[0], [*straight.token_ids, 7])  # vLLM went its own way: the frame fails
+    straight.next_token(logits(0), [*straight.token_ids, 7])  # vLLM went its own way: the frame fails
     assert straight.failed is not None
 
 
