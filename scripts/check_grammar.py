@@ -5,8 +5,8 @@
 
 Every local and return value of the first N trajectories of a split is fed, as the JSON string the trace
 format writes, through `JsonString(repr_shape=True)`; every stack through `Stack` with the facts of the
-trajectory's program (known functions, every entry on a line of its own function, the last on the
-frame's line). These are the automata constrained decoding uses. Prints the counts, then any value or
+trajectory's program (known functions, every entry on a line of its own function, every caller on a
+line that can call the entry above it, the last on the frame's line). These are the automata constrained decoding uses. Prints the counts, then any value or
 stack refused (at most 20 of each).
 """
 

@@ -6,11 +6,13 @@ import json
 import random
 import re
 from collections import OrderedDict, deque
+from pathlib import Path
 
 import pytest
 
 from model_backend import trace_format as fmt
-from model_backend.engine.constraint import CUT_REPR, FrameConstraint, JsonString, ProgramFacts
+from model_backend.engine.constraint import CUT_REPR, FrameConstraint, JsonString, ProgramFacts, Stack
+from model_backend.program import Program
 from model_backend.sampler import sample_forward, sample_inverse
 from model_backend.state import State
 from tests.corpus import corpus, traced
@@ -157,8 +159,6 @@ def test_repr_shape_ignores_brackets_inside_string_literals() -> None:
 
 def test_stack_entries_lie_in_their_own_functions() -> None:
     """Every entry of a stack, callers included, is on a line of the function it names."""
-    from model_backend.engine.constraint import Stack
-    from model_backend.program import Program
 
     source = "def inner(x):\n    return x + 1\n\n\ndef outer(y):\n    z = inner(y)\n    return z\n"
     facts = ProgramFacts.of(Program(source=source, entry="outer(1)"))
@@ -172,3 +172,38 @@ def test_stack_entries_lie_in_their_own_functions() -> None:
     assert stack('[["inner", 6', 2) is None
     assert stack('[["outer", 6], ["outer", 2]]', 2) is None  # the frame's own entry too (as before)
     assert stack('[["outer", 6], ', 2) is not None
+
+
+def test_a_caller_sits_on_a_line_that_calls_the_function_above_it() -> None:
+    """The demo's stack at a breakpoint in `longest` was [word_stats 13, word_stats 12, longest 5]: line 13
+    calls nothing, word_stats never calls itself. Only line 14 calls `longest`."""
+    facts = ProgramFacts.of(Program.load(Path(__file__).parents[1] / "examples" / "demo.py", "word_stats(['a'])"))
+    assert facts.call_lines == {"longest": frozenset({14}), "word_stats": frozenset()}
+
+    def stack(text: str) -> Stack | None:
+        return Stack.for_frame(facts, 5).feed(text.encode())
+
+    good = stack('[["word_stats", 14], ["longest", 5]]')
+    assert good is not None and good.complete
+    assert stack('[["word_stats", 13') is None  # nothing on line 13 leads to line 5
+    assert stack('[["word_stats", 12') is None
+    assert stack('[["word_stats", 14], ["word_stats"') is None
+    assert stack('[["longest", 5]]') is not None  # the bottom entry is whatever the entry expression called
+
+
+@pytest.mark.parametrize(
+    ("source", "constrained"),
+    [
+        ("def f(n):\n    return f(n - 1) if n else 0\n", {"f": {2}}),  # recursion: called from its own line
+        ("def g(x):\n    return x\n\ndef f(xs):\n    return sorted(xs, key=g)\n", {"f": set()}),  # g as a value
+        ("def g(x):\n    return x\n\ndef f(xs):\n    h = g\n    return h(xs)\n", {"f": set()}),
+        ("def d(fn):\n    return fn\n\n@d\ndef g():\n    return 1\n\ndef f():\n    return g()\n", {"f": set()}),
+        ("def g():\n    yield 1\n\ndef f():\n    return list(g())\n", {"f": set()}),  # runs where it is iterated
+        ("class A:\n    def g(self):\n        return 1\n\ndef g():\n    return A().g()\n", {}),  # g is also a method
+        ("def g():\n    return 1\n\ndef f():\n    return globals()['g']()\n", {}),  # a dynamic lookup
+        ("def g(a,\n      b):\n    return a\n\ndef f():\n    return g(\n        1,\n        2)\n", {"f": set(), "g": {6, 7, 8}}),
+    ],
+)
+def test_which_functions_only_direct_calls_reach(source: str, constrained: dict[str, set[int]]) -> None:
+    facts = ProgramFacts.of(Program(source=source, entry="f()"))
+    assert {name: set(lines) for name, lines in facts.call_lines.items()} == constrained

@@ -3,8 +3,9 @@
 A `FrameConstraint` follows the text of a frame as the model writes it and answers two questions:
 which special tokens may come next, and whether a piece of ordinary text (a BPE token's bytes) may.
 It enforces the grammar of docs/trace-format.md and the program's facts: line numbers of the
-program only, function names of the program only, JSON locals whose keys are names that occur in
-the program, JSON strings of bounded length. Every path through it ends in a frame that parses.
+program only, function names of the program only, stacks whose callers sit on lines that can call
+the frame above them, JSON locals whose keys are names that occur in the program, JSON strings of
+bounded length. Every path through it ends in a frame that parses.
 The source line after `<|src_sep|>` is not generated at all: it follows from the line number and is
 fed to the model as forced text.
 """
@@ -12,7 +13,7 @@ fed to the model as forced text.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from model_backend import safe_ast
 from model_backend import trace_format as fmt
@@ -31,10 +32,18 @@ class ProgramFacts:
     names: frozenset[str]  # identifiers that can be variables
     functions: frozenset[str]  # code names a frame can have
     spans: dict[str, frozenset[int]]  # def name -> the lines of its definition(s), decorators included
+    # def name -> the only lines a frame of it can be called from, for functions that nothing but a
+    # direct call by name reaches (see `direct_call_lines`); functions not listed may be called from anywhere
+    call_lines: dict[str, frozenset[int]] = field(default_factory=dict)
 
     @property
     def frame_lines(self) -> list[int]:
         return [n for n in self.lines if any(self.may_be_in(f, n) for f in self.functions)]
+
+    def may_call(self, line: int, function: str) -> bool:
+        """Whether a caller frame on `line` can have a frame of `function` right above it."""
+        lines = self.call_lines.get(function)
+        return lines is None or line in lines
 
     def may_be_in(self, function: str, line: int) -> bool:
         """Whether a frame of `function` can be on `line` (unknown names, e.g. <module>, allow any)."""
@@ -77,8 +86,64 @@ class ProgramFacts:
             functions.discard("<module>")  # entry mode traces from the entry call: no module frame
         return cls(
             lines=lines, names=frozenset(names), functions=frozenset(functions),
-            spans={name: frozenset(span) for name, span in spans.items()},
+            spans={name: frozenset(span) for name, span in spans.items()}, call_lines=direct_call_lines(tree),
         )
+
+
+# Names through which a program can reach a function without writing its name in a call.
+_DYNAMIC_LOOKUP = frozenset({"globals", "locals", "vars", "eval", "exec", "compile", "getattr", "__dict__",
+                             "__getattribute__", "__import__", "import_module", "modules", "__code__", "__call__"})
+
+
+def direct_call_lines(tree: ast.Module) -> dict[str, frozenset[int]]:
+    """Plain functions that only direct calls by name can reach, and the lines those calls span.
+
+    A frame of such a function sits right above a caller frame whose line is one of those calls: the
+    tracer's stack holds the program's frames only, and nothing outside the program holds a reference to
+    the function. Any other use of the name (passed as a value, decorated, a method, a generator whose
+    body runs where it is iterated) or any dynamic lookup leaves the function unconstrained.
+    """
+    defs: dict[str, bool] = {}  # name -> every definition is a plain function
+    class_bodies = [n.body for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    methods = {id(st) for body in class_bodies for st in body}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name | ast.Attribute) and _name_of(node) in _DYNAMIC_LOOKUP:
+            return {}
+        if isinstance(node, ast.FunctionDef):
+            plain = not node.decorator_list and id(node) not in methods and not _is_generator(node)
+            defs[node.name] = defs.get(node.name, True) and plain
+        elif isinstance(node, ast.AsyncFunctionDef | ast.ClassDef):
+            defs[node.name] = False
+    lines: dict[str, set[int]] = {name: set() for name, plain in defs.items() if plain}
+    called: set[int] = set()  # id() of the Name/Attribute nodes that are the callee of a call
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute):
+            name = _name_of(node.func)
+            called.add(id(node.func))
+            if name in lines:
+                lines[name].update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            continue  # a binding, not a use
+        if isinstance(node, ast.Name | ast.Attribute) and id(node) not in called:
+            lines.pop(_name_of(node), None)  # used as a value: whoever gets it may call it from anywhere
+    return {name: frozenset(span) for name, span in lines.items()}
+
+
+def _name_of(node: ast.Name | ast.Attribute) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr
+
+
+def _is_generator(function: ast.FunctionDef) -> bool:
+    """Whether the function's own body (not a nested def or lambda) yields or awaits."""
+    todo: list[ast.AST] = list(function.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Yield | ast.YieldFrom | ast.Await):
+            return True
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
 
 
 # ---- text slots: tiny byte automata, immutable so that checking a candidate token is a cheap copy ----
@@ -299,12 +364,17 @@ class Locals:
 @dataclass(frozen=True)
 class Stack:
     """`[["f", 3], ["g", 7]]`: known function names, program lines, the last entry on the frame's line,
-    and (with `facts`) every entry on a line of its own function."""
+    and (with `facts`) every entry on a line of its own function, every caller on a line that can call
+    the function above it, and no entry from which the stack could not reach the frame's line."""
 
     functions: frozenset[bytes]
     lines: frozenset[bytes]
     final_line: bytes
-    facts: ProgramFacts | None = None  # when given, the last entry's function must contain final_line
+    facts: ProgramFacts | None = None
+    # function -> the fewest entries that must follow an entry of it (0: it can end the stack);
+    # functions that cannot lead to the frame's line are absent
+    to_end: dict[str, int] | None = None
+    after_line: dict[int, int] | None = None  # caller line -> the fewest entries after it that end the stack
     last_function: bytes = b""
     phase: int = 0  # 0 '[', 1 '[', 2 name, 3 ',', 4 ' ', 5 line, 6 ']' closing the item, 7 ',' or ']', 8 ' ', 9 done
     part: Choice | JsonString | None = None
@@ -314,8 +384,17 @@ class Stack:
     @classmethod
     def for_frame(cls, facts: ProgramFacts, line: int | None) -> Stack:
         """The stack of a frame on `line` of the program `facts` describe."""
+        to_end = _entries_to_end(facts, line) if line is not None else None
+        after_line = None
+        if to_end is not None:
+            after_line = {}
+            for n in facts.lines:
+                counts = [1 + k for f, k in to_end.items() if facts.may_call(n, f)]
+                if counts:
+                    after_line[n] = min(counts)
         return cls(functions=frozenset(f.encode() for f in facts.functions),
-                   lines=frozenset(str(n).encode() for n in facts.lines), final_line=str(line).encode(), facts=facts)
+                   lines=frozenset(str(n).encode() for n in facts.lines), final_line=str(line).encode(), facts=facts,
+                   to_end=to_end, after_line=after_line)
 
     def feed(self, data: bytes) -> Stack | None:
         s: Stack | None = self
@@ -331,12 +410,9 @@ class Stack:
             return replace(self, phase=1) if byte == 0x5B else None
         if p == 1:
             if byte == 0x5B and self.count < MAX_STACK:
-                functions = self.functions
-                if self.count + 1 >= MAX_STACK and self.facts is not None:  # the last item the bound allows
-                    line = int(self.final_line)
-                    functions = frozenset(f for f in functions if self.facts.may_be_in(f.decode(), line))
-                names = frozenset(b'"' + f + b'"' for f in functions)
-                return replace(self, phase=2, part=Choice(names))
+                caller = int(self.last_line) if self.count else None
+                names = frozenset(b'"' + f + b'"' for f in self.functions if self._may_follow(caller, f, self.count))
+                return replace(self, phase=2, part=Choice(names)) if names else None
             return None
         if p == 2:
             assert isinstance(self.part, Choice)
@@ -351,8 +427,8 @@ class Stack:
         if p == 4:
             # The last item the bound allows must end on the frame's own line, or ']' could never come.
             lines = frozenset({self.final_line}) if self.count + 1 >= MAX_STACK else self.lines
-            if self.facts is not None:  # every entry, callers included, is on a line of its own function
-                lines = frozenset(n for n in lines if self._fits(n))
+            if self.facts is not None:  # on a line of its own function, from which the stack can still end
+                lines = frozenset(n for n in lines if self._fits(n) and self._may_end_from(n))
             return replace(self, phase=5, part=Choice(lines)) if byte == 0x20 else None
         if p == 5:
             assert isinstance(self.part, Choice)
@@ -363,12 +439,34 @@ class Stack:
         if p == 7:
             if byte == 0x5D and self.last_line == self.final_line and self._last_fits():
                 return replace(self, phase=9)
-            if byte == 0x2C and self.count < MAX_STACK:
+            if byte == 0x2C and self.count < MAX_STACK and self._may_continue(int(self.last_line), self.count):
                 return replace(self, phase=8)
             return None
         if p == 8:
             return replace(self, phase=1) if byte == 0x20 else None
         return None
+
+    def _may_follow(self, caller: int | None, function: bytes, index: int) -> bool:
+        """Whether entry `index` (0 = the bottom) can be `function`, the entry below being on `caller`."""
+        if self.facts is None or self.to_end is None:
+            return True
+        name = function.decode("utf-8", "replace")
+        needed = self.to_end.get(name)
+        if needed is None or index + 1 + needed > MAX_STACK:
+            return False
+        return caller is None or self.facts.may_call(caller, name)
+
+    def _may_continue(self, caller: int, count: int) -> bool:
+        """Whether, after `count` entries the last of which is on `caller`, another entry can follow."""
+        if self.after_line is None:
+            return True
+        needed = self.after_line.get(caller)
+        return needed is not None and count + needed <= MAX_STACK
+
+    def _may_end_from(self, line: bytes) -> bool:
+        """Whether the entry being written (number `count`) can be on `line`: it ends the stack there, or
+        an entry it can call follows."""
+        return line == self.final_line or self._may_continue(int(line), self.count + 1)
 
     def _last_fits(self) -> bool:
         return self._fits(self.final_line)
@@ -382,6 +480,24 @@ class Stack:
     @property
     def complete(self) -> bool:
         return self.phase == 9
+
+
+def _entries_to_end(facts: ProgramFacts, final_line: int) -> dict[str, int]:
+    """For each function, the fewest stack entries that must follow one of its entries before an entry
+    on `final_line` can end the stack (0 when its own entry can be on that line); unreachable ones absent."""
+    lines_of = {f: [n for n in facts.lines if facts.may_be_in(f, n)] for f in facts.functions}
+    needed = {f: 0 for f in facts.functions if facts.may_be_in(f, final_line)}
+    changed = True
+    while changed:  # shortest paths over "an entry of f on some line can call g"; at most len(functions) rounds
+        changed = False
+        for f in facts.functions:
+            best = needed.get(f)
+            for g, after in list(needed.items()):
+                if (best is None or after + 1 < best) and any(facts.may_call(n, g) for n in lines_of[f]):
+                    best = after + 1
+            if best is not None and best != needed.get(f):
+                needed[f], changed = best, True
+    return needed
 
 
 Slot = Choice | JsonString | Value | Locals | Stack
