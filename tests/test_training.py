@@ -202,6 +202,18 @@ def test_few_steps_overfit_a_repeated_batch(tokenizer: Any, train_split: mtrain.
     assert losses[-1] < 0.5 * losses[0], losses
 
 
+def test_held_out_check_builds_no_autograd_graph(tokenizer: Any, train_split: mtrain.TokenizedSplit) -> None:
+    """`evaluate` runs at every --eval-every: its loss must come without a graph (it once kept one)."""
+    from accelerate import Accelerator
+
+    wrapper = mtrain.CausalLMLoss(mconfig.build_model("tiny", tokenizer, seed=0))
+    seen: list[bool] = []
+    wrapper.register_forward_hook(lambda module, args, output: seen.append(output[0].requires_grad))
+    loss = mtrain.evaluate(wrapper, train_split, [[0, 1], [2, 3]], tokenizer.pad_token_id, Accelerator(cpu=True))
+    assert seen == [False, False]
+    assert loss > 0 and wrapper.training  # back in training mode afterwards
+
+
 def test_save_load_round_trip_sharded_identical_logits(tokenizer: Any, tmp_path: Path) -> None:
     model = mconfig.build_model("tiny", tokenizer, seed=1).eval()
     model.save_pretrained(tmp_path, max_shard_size="100KB")

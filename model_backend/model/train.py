@@ -643,7 +643,6 @@ def _hardware(device: torch.device, threads: int) -> dict[str, Any]:
     return info
 
 
-@torch.no_grad()
 def check_batches(held: TokenizedSplit, examples: int, batch_tokens: int | None, batch_size: int | None,
                   seed: int) -> list[list[int]]:
     """The held-out examples a run checks at `--eval-every`: a fixed random subset of `examples` for its
@@ -653,6 +652,7 @@ def check_batches(held: TokenizedSplit, examples: int, batch_tokens: int | None,
     return [[int(pick[j]) for j in batch] for batch in batches]
 
 
+@torch.no_grad()  # a held-out check: no graph to keep
 def evaluate(
     loss_model: nn.Module, data: TokenizedSplit, batches: list[list[int]], pad_id: int, accelerator: Any
 ) -> float:
