@@ -6,7 +6,8 @@
 Every local and return value of the first N trajectories of a split is fed, as the JSON string the trace
 format writes, through `JsonString(repr_shape=True)`; every stack through `Stack` with the facts of the
 trajectory's program (known functions, every entry on a line of its own function, every caller on a
-line that can call the entry above it, the last on the frame's line). These are the automata constrained decoding uses. Prints the counts, then any value or
+line that can call the entry above it, the last on the frame's line); every state's local names through
+the names the grammar lets a frame of its function hold. These are the automata constrained decoding uses. Prints the counts, then any value or
 stack refused (at most 20 of each).
 """
 
@@ -35,9 +36,10 @@ def stack_refused(state: State, facts: ProgramFacts) -> bool:
 def main() -> None:
     data, split = sys.argv[1], sys.argv[2]
     limit = int(sys.argv[3]) if len(sys.argv) > 3 else None
-    values = stacks = trajectories = 0
+    values = stacks = trajectories = names = 0
     refused_values: list[str] = []
     refused_stacks: list[str] = []
+    refused_names: list[str] = []
     for record in iter_records(data, split):
         if limit is not None and trajectories >= limit:
             break
@@ -51,13 +53,17 @@ def main() -> None:
                 values += 1
                 if value_refused(value):
                     refused_values.append(value)
+            if state.stack:
+                allowed = facts.locals_of(state.stack[-1].function)
+                names += len(state.locals)
+                refused_names += [f"{state.stack[-1].function}: {k}" for k in state.locals if k not in allowed]
             if state.stack and state.line is not None:
                 stacks += 1
                 if stack_refused(state, facts):
                     refused_stacks.append(f"{parsed.entry or ''}: line {state.line}, {[(f.function, f.line) for f in state.stack]}")
     print(f"{trajectories} trajectories of {data} ({split}): {values} values, refused {len(refused_values)}; "
-          f"{stacks} stacks, refused {len(refused_stacks)}")
-    for item in refused_values[:20] + refused_stacks[:20]:
+          f"{stacks} stacks, refused {len(refused_stacks)}; {names} local names, refused {len(refused_names)}")
+    for item in refused_values[:20] + refused_stacks[:20] + refused_names[:20]:
         print("  ", repr(item))
 
 

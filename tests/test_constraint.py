@@ -207,3 +207,42 @@ def test_a_caller_sits_on_a_line_that_calls_the_function_above_it() -> None:
 def test_which_functions_only_direct_calls_reach(source: str, constrained: dict[str, set[int]]) -> None:
     facts = ProgramFacts.of(Program(source=source, entry="f()"))
     assert {name: set(lines) for name, lines in facts.call_lines.items()} == constrained
+
+
+def test_locals_are_names_the_frames_function_can_hold() -> None:
+    source = (
+        "counter = 0\n"
+        "def outer(n):\n"
+        "    total = n\n"
+        "    def inner(k):\n"
+        "        global counter\n"
+        "        counter += k\n"
+        "        return total + k\n"
+        "    return [inner(i) for i in range(n)]\n"
+        "class Box:\n"
+        "    size = 3\n"
+        "    def grow(self):\n"
+        "        return super().grow()\n"
+    )
+    facts = ProgramFacts.of(Program(source=source, entry="outer(2)"))
+    assert facts.locals_of("outer") == {"n", "total", "inner"}
+    assert facts.locals_of("inner") == {"k", "total"}  # a free variable shows; a global does not
+    assert facts.locals_of("<listcomp>") == {".0", "i", "inner"}  # inner: a free variable of it
+    assert facts.locals_of("<module>") == {"counter", "outer", "Box"}
+    assert facts.locals_of("Box") == {"size", "grow"}
+    assert facts.locals_of("grow") == {"self", "__class__"}  # super()'s cell
+    assert facts.locals_of(None) == facts.names  # unknown function: any name of the program
+
+    text = '{"n": "2", "i": "0"}'  # `i` lives in the comprehension, not in outer
+    frame = FrameConstraint(facts, None, False)
+    for token in (fmt.EVENT_TOKENS[(False, "line")], fmt.LINENO):
+        frame.push_special(token)
+    frame.push_text(b"3")
+    frame.push_special(fmt.STACK)
+    frame.push_text(b'[["outer", 3]]')
+    frame.push_special(fmt.ARG)
+    assert frame.accepts_text(text[:12].encode())
+    assert not frame.accepts_text(text.encode())
+
+    dynamic = ProgramFacts.of(Program(source=source + "exec('x = 1')\n", entry="outer(2)"))
+    assert dynamic.locals_of("outer") == dynamic.names  # exec can bind anything anywhere

@@ -4,8 +4,8 @@ A `FrameConstraint` follows the text of a frame as the model writes it and answe
 which special tokens may come next, and whether a piece of ordinary text (a BPE token's bytes) may.
 It enforces the grammar of docs/trace-format.md and the program's facts: line numbers of the
 program only, function names of the program only, stacks whose callers sit on lines that can call
-the frame above them, JSON locals whose keys are names that occur in the program, JSON strings of
-bounded length. Every path through it ends in a frame that parses.
+the frame above them, JSON locals whose keys are names that can be variables of the frame's function,
+JSON strings of bounded length. Every path through it ends in a frame that parses.
 The source line after `<|src_sep|>` is not generated at all: it follows from the line number and is
 fed to the model as forced text.
 """
@@ -13,6 +13,7 @@ fed to the model as forced text.
 from __future__ import annotations
 
 import ast
+import symtable
 from dataclasses import dataclass, field, replace
 
 from model_backend import safe_ast
@@ -35,6 +36,13 @@ class ProgramFacts:
     # def name -> the only lines a frame of it can be called from, for functions that nothing but a
     # direct call by name reaches (see `direct_call_lines`); functions not listed may be called from anywhere
     call_lines: dict[str, frozenset[int]] = field(default_factory=dict)
+    # code name -> the names its frames can hold as locals (see `scope_names`); absent: any of `names`
+    scopes: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def locals_of(self, function: str | None) -> frozenset[str]:
+        """The names a frame of `function` may show among its locals."""
+        scope = self.scopes.get(function) if function is not None else None
+        return self.names if scope is None else scope & self.names
 
     @property
     def frame_lines(self) -> list[int]:
@@ -87,6 +95,7 @@ class ProgramFacts:
         return cls(
             lines=lines, names=frozenset(names), functions=frozenset(functions),
             spans={name: frozenset(span) for name, span in spans.items()}, call_lines=direct_call_lines(tree),
+            scopes=scope_names(program.source, tree),
         )
 
 
@@ -128,6 +137,38 @@ def direct_call_lines(tree: ast.Module) -> dict[str, frozenset[int]]:
         if isinstance(node, ast.Name | ast.Attribute) and id(node) not in called:
             lines.pop(_name_of(node), None)  # used as a value: whoever gets it may call it from anywhere
     return {name: frozenset(span) for name, span in lines.items()}
+
+
+_SCOPE_CODE_NAMES = {"top": "<module>", "listcomp": "<listcomp>", "setcomp": "<setcomp>", "dictcomp": "<dictcomp>",
+                     "genexpr": "<genexpr>", "lambda": "<lambda>"}
+
+
+def scope_names(source: str, tree: ast.Module) -> dict[str, frozenset[str]]:
+    """For each code name, the names its frames' `f_locals` can hold: a function's parameters, locals,
+    cells and free variables; a class body's or the module's bindings (the module's also every name a
+    function declares `global`). From the compiler's own symbol table (`symtable`), not by running.
+    Dynamic lookups or writes (`exec`, `locals()`, `globals()`, ...) leave every frame unconstrained."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name | ast.Attribute) and _name_of(node) in _DYNAMIC_LOOKUP:
+            return {}
+    try:
+        top = symtable.symtable(source, "<program>", "exec")
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    scopes: dict[str, set[str]] = {}
+    tables = [top]
+    while tables:
+        table = tables.pop()
+        tables.extend(table.get_children())
+        name = _SCOPE_CODE_NAMES.get(table.get_name(), table.get_name()) if table.get_type() != "class" else table.get_name()
+        if table.get_type() == "function":
+            names = {s.get_name() for s in table.get_symbols() if s.is_local() or s.is_free() or s.is_parameter()}
+        else:
+            names = {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported() or s.is_local()}
+        scopes.setdefault(name, set()).update(names)
+    declared_global = {n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names}
+    scopes.setdefault("<module>", set()).update(declared_global)
+    return {name: frozenset(names) for name, names in scopes.items()}
 
 
 def _name_of(node: ast.Name | ast.Attribute) -> str:
@@ -545,6 +586,7 @@ class FrameConstraint:
     event: str | None = None
     line: int | None = None
     stack_written: bool = False
+    function: str | None = None  # the frame's function, once a written stack has named it
     done: bool = False
 
     # -- what may come next --------------------------------------------------------------------
@@ -596,6 +638,8 @@ class FrameConstraint:
             return
         if self.slot_kind == "line" and isinstance(self.slot, Choice):
             self.line = int(self.slot.prefix)
+        if self.slot_kind == "stack" and isinstance(self.slot, Stack):
+            self.function = self.slot.last_function.decode("utf-8", "replace")
         self.position = next(
             i for i in range(self.position + 1, len(self.elements)) if self.elements[i].token == token
         )
@@ -615,12 +659,20 @@ class FrameConstraint:
         if kind == "stack":
             return Stack.for_frame(facts, self.line)
         if kind == "locals":
-            return Locals(keys=frozenset(n.encode() for n in facts.names), diff_allowed=self._diff_allowed())
+            return Locals(keys=frozenset(n.encode() for n in facts.locals_of(self._frame_function())),
+                          diff_allowed=self._diff_allowed())
         if kind == "value":
             return Value()
         if kind == "string":
             return JsonString()
         return None  # "src": forced text
+
+    def _frame_function(self) -> str | None:
+        """The frame's function: from its stack, or the previous frame's when the stack was left out."""
+        if self.stack_written:
+            return self.function
+        prev = self.prev
+        return prev.stack[-1].function if prev is not None and prev.exit is None and prev.stack else None
 
     def _diff_allowed(self) -> bool:
         prev = self.prev
