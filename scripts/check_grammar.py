@@ -7,8 +7,8 @@ Every local and return value of the first N trajectories of a split is fed, as t
 format writes, through `JsonString(repr_shape=True)`; every stack through `Stack` with the facts of the
 trajectory's program (known functions, every entry on a line of its own function, every caller on a
 line that can call the entry above it, the last on the frame's line); every state's local names through
-the names the grammar lets a frame of its function hold. These are the automata constrained decoding uses. Prints the counts, then any value or
-stack refused (at most 20 of each).
+the names the grammar lets a frame of its function hold. These are the rules constrained decoding uses.
+Prints the counts, then any value, stack or name refused (at most 20 of each).
 """
 
 from __future__ import annotations

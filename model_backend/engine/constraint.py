@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import symtable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from model_backend import safe_ast
 from model_backend import trace_format as fmt
@@ -52,6 +53,17 @@ class ProgramFacts:
         """Whether a caller frame on `line` can have a frame of `function` right above it."""
         lines = self.call_lines.get(function)
         return lines is None or line in lines
+
+    @cached_property
+    def callees_at(self) -> dict[int, frozenset[str]]:
+        """Program line -> the functions a frame on that line can call."""
+        return {n: frozenset(f for f in self.functions if self.may_call(n, f)) for n in self.lines}
+
+    @cached_property
+    def callees_of(self) -> dict[str, frozenset[str]]:
+        """Function -> the functions a frame of it can call, from any of its lines."""
+        return {f: frozenset().union(*(self.callees_at[n] for n in self.lines if self.may_be_in(f, n)))
+                for f in self.functions}
 
     def may_be_in(self, function: str, line: int) -> bool:
         """Whether a frame of `function` can be on `line` (unknown names, e.g. <module>, allow any)."""
@@ -92,16 +104,24 @@ class ProgramFacts:
                 names.update(node.names)
         if program.entry is not None:
             functions.discard("<module>")  # entry mode traces from the entry call: no module frame
+        dynamic = _uses_dynamic_lookup(tree)  # then neither rule below can be trusted
         return cls(
             lines=lines, names=frozenset(names), functions=frozenset(functions),
-            spans={name: frozenset(span) for name, span in spans.items()}, call_lines=direct_call_lines(tree),
-            scopes=scope_names(program.source, tree),
+            spans={name: frozenset(span) for name, span in spans.items()},
+            call_lines={} if dynamic else direct_call_lines(tree),
+            scopes={} if dynamic else scope_names(program.source, tree),
         )
 
 
-# Names through which a program can reach a function without writing its name in a call.
+# Names through which a program can reach a function without writing its name in a call, or bind
+# variables without writing their names.
 _DYNAMIC_LOOKUP = frozenset({"globals", "locals", "vars", "eval", "exec", "compile", "getattr", "__dict__",
                              "__getattribute__", "__import__", "import_module", "modules", "__code__", "__call__"})
+
+
+def _uses_dynamic_lookup(tree: ast.Module) -> bool:
+    return any(isinstance(node, ast.Name | ast.Attribute) and _name_of(node) in _DYNAMIC_LOOKUP
+               for node in ast.walk(tree))
 
 
 def direct_call_lines(tree: ast.Module) -> dict[str, frozenset[int]]:
@@ -110,14 +130,13 @@ def direct_call_lines(tree: ast.Module) -> dict[str, frozenset[int]]:
     A frame of such a function sits right above a caller frame whose line is one of those calls: the
     tracer's stack holds the program's frames only, and nothing outside the program holds a reference to
     the function. Any other use of the name (passed as a value, decorated, a method, a generator whose
-    body runs where it is iterated) or any dynamic lookup leaves the function unconstrained.
+    body runs where it is iterated) leaves the function unconstrained. The caller checks for dynamic
+    lookups (`_uses_dynamic_lookup`), which would make the whole answer unsafe.
     """
     defs: dict[str, bool] = {}  # name -> every definition is a plain function
     class_bodies = [n.body for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
     methods = {id(st) for body in class_bodies for st in body}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name | ast.Attribute) and _name_of(node) in _DYNAMIC_LOOKUP:
-            return {}
         if isinstance(node, ast.FunctionDef):
             plain = not node.decorator_list and id(node) not in methods and not _is_generator(node)
             defs[node.name] = defs.get(node.name, True) and plain
@@ -147,10 +166,7 @@ def scope_names(source: str, tree: ast.Module) -> dict[str, frozenset[str]]:
     """For each code name, the names its frames' `f_locals` can hold: a function's parameters, locals,
     cells and free variables; a class body's or the module's bindings (the module's also every name a
     function declares `global`). From the compiler's own symbol table (`symtable`), not by running.
-    Dynamic lookups or writes (`exec`, `locals()`, `globals()`, ...) leave every frame unconstrained."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name | ast.Attribute) and _name_of(node) in _DYNAMIC_LOOKUP:
-            return {}
+    Only for programs without dynamic lookups or writes (`exec`, `locals()`, ...; `_uses_dynamic_lookup`)."""
     try:
         top = symtable.symtable(source, "<program>", "exec")
     except (SyntaxError, ValueError, RecursionError):
@@ -428,11 +444,8 @@ class Stack:
         to_end = _entries_to_end(facts, line) if line is not None else None
         after_line = None
         if to_end is not None:
-            after_line = {}
-            for n in facts.lines:
-                counts = [1 + k for f, k in to_end.items() if facts.may_call(n, f)]
-                if counts:
-                    after_line[n] = min(counts)
+            after_line = {n: 1 + min(to_end[f] for f in callees if f in to_end)
+                          for n, callees in facts.callees_at.items() if not callees.isdisjoint(to_end)}
         return cls(functions=frozenset(f.encode() for f in facts.functions),
                    lines=frozenset(str(n).encode() for n in facts.lines), final_line=str(line).encode(), facts=facts,
                    to_end=to_end, after_line=after_line)
@@ -525,19 +538,17 @@ class Stack:
 
 def _entries_to_end(facts: ProgramFacts, final_line: int) -> dict[str, int]:
     """For each function, the fewest stack entries that must follow one of its entries before an entry
-    on `final_line` can end the stack (0 when its own entry can be on that line); unreachable ones absent."""
-    lines_of = {f: [n for n in facts.lines if facts.may_be_in(f, n)] for f in facts.functions}
+    on `final_line` can end the stack (0 when its own entry can be on that line); unreachable ones absent.
+    A breadth-first search backwards over the facts' call graph."""
     needed = {f: 0 for f in facts.functions if facts.may_be_in(f, final_line)}
-    changed = True
-    while changed:  # shortest paths over "an entry of f on some line can call g"; at most len(functions) rounds
-        changed = False
-        for f in facts.functions:
-            best = needed.get(f)
-            for g, after in list(needed.items()):
-                if (best is None or after + 1 < best) and any(facts.may_call(n, g) for n in lines_of[f]):
-                    best = after + 1
-            if best is not None and best != needed.get(f):
-                needed[f], changed = best, True
+    frontier = list(needed)
+    while frontier:
+        reached = []
+        for f, callees in facts.callees_of.items():
+            if f not in needed and any(g in callees for g in frontier):
+                needed[f] = needed[frontier[0]] + 1
+                reached.append(f)
+        frontier = reached
     return needed
 
 
