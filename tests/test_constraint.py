@@ -244,5 +244,8 @@ def test_locals_are_names_the_frames_function_can_hold() -> None:
     assert frame.accepts_text(text[:12].encode())
     assert not frame.accepts_text(text.encode())
 
+    top = ProgramFacts.of(Program(source="def top(a):\n    b = a\n    return b\n", entry="top(1)"))
+    assert top.locals_of("top") == {"a", "b"}  # symtable calls the module "top" too: not this function
+
     dynamic = ProgramFacts.of(Program(source=source + "exec('x = 1')\n", entry="outer(2)"))
     assert dynamic.locals_of("outer") == dynamic.names  # exec can bind anything anywhere

@@ -158,8 +158,10 @@ def direct_call_lines(tree: ast.Module) -> dict[str, frozenset[int]]:
     return {name: frozenset(span) for name, span in lines.items()}
 
 
-_SCOPE_CODE_NAMES = {"top": "<module>", "listcomp": "<listcomp>", "setcomp": "<setcomp>", "dictcomp": "<dictcomp>",
-                     "genexpr": "<genexpr>", "lambda": "<lambda>"}
+# symtable's names for the code objects without a name of their own (a user's def of one of these
+# names shares its table name; both then get the union of the two scopes, which is still sound)
+_ANONYMOUS_CODE_NAMES = {"listcomp": "<listcomp>", "setcomp": "<setcomp>", "dictcomp": "<dictcomp>",
+                         "genexpr": "<genexpr>", "lambda": "<lambda>"}
 
 
 def scope_names(source: str, tree: ast.Module) -> dict[str, frozenset[str]]:
@@ -176,10 +178,12 @@ def scope_names(source: str, tree: ast.Module) -> dict[str, frozenset[str]]:
     while tables:
         table = tables.pop()
         tables.extend(table.get_children())
-        name = _SCOPE_CODE_NAMES.get(table.get_name(), table.get_name()) if table.get_type() != "class" else table.get_name()
+        name = table.get_name()
         if table.get_type() == "function":
+            name = _ANONYMOUS_CODE_NAMES.get(name, name)
             names = {s.get_name() for s in table.get_symbols() if s.is_local() or s.is_free() or s.is_parameter()}
-        else:
+        else:  # the module (symtable calls it "top") or a class body
+            name = "<module>" if table.get_type() == "module" else name
             names = {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported() or s.is_local()}
         scopes.setdefault(name, set()).update(names)
     declared_global = {n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names}
