@@ -249,3 +249,22 @@ def test_locals_are_names_the_frames_function_can_hold() -> None:
 
     dynamic = ProgramFacts.of(Program(source=source + "exec('x = 1')\n", entry="outer(2)"))
     assert dynamic.locals_of("outer") == dynamic.names  # exec can bind anything anywhere
+
+
+@pytest.mark.parametrize(
+    ("tail", "dynamic"),
+    [
+        ("def show(box):\n    return vars(box)\n", False),  # an object's attributes: no locals, no functions
+        ("def show(box):\n    return f'{vars(box)}'\n", False),
+        ("def show():\n    return vars()\n", True),  # vars() is locals()
+        ("import sys\ndef show():\n    return vars(sys)\n", True),  # a module's namespace
+        ("def show(box):\n    look = vars\n    return look(box)\n", True),  # vars as a value
+        ("def show(box):\n    return vars(box.inner)\n", True),  # an attribute might be a module
+        ("import __main__ as me\ndef show():\n    box = me\n    return vars(box)\n", True),  # the program's own
+    ],
+)
+def test_only_vars_of_an_object_keeps_the_rules(tail: str, dynamic: bool) -> None:
+    source = "def g(a):\n    b = a\n    return b\n\ndef f():\n    return g(1)\n" + tail
+    facts = ProgramFacts.of(Program(source=source, entry="f()"))
+    assert (facts.call_lines == {}) == dynamic
+    assert (facts.locals_of("g") == facts.names) == dynamic

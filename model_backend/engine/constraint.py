@@ -120,8 +120,22 @@ _DYNAMIC_LOOKUP = frozenset({"globals", "locals", "vars", "eval", "exec", "compi
 
 
 def _uses_dynamic_lookup(tree: ast.Module) -> bool:
+    aliases = [a for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom) for a in node.names]
+    imported = {(a.asname or a.name).split(".")[0] for a in aliases}
+    own_module = any(a.name.split(".")[0] == "__main__" for a in aliases)  # then any variable may hold it
+    harmless = {id(node.func) for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and not own_module and _is_vars_of_an_object(node, imported)}
     return any(isinstance(node, ast.Name | ast.Attribute) and _name_of(node) in _DYNAMIC_LOOKUP
-               for node in ast.walk(tree))
+               and id(node) not in harmless for node in ast.walk(tree))
+
+
+def _is_vars_of_an_object(node: ast.Call, imported: set[str]) -> bool:
+    """`vars(x)` for a variable `x` that no import binds: that is `x.__dict__`, an object's attributes, which
+    neither binds a frame's locals nor (unless it is a module's namespace) reaches a function by name.
+    Only `vars()` with no argument is `locals()`."""
+    return (isinstance(node.func, ast.Name) and node.func.id == "vars"
+            and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Name)
+            and node.args[0].id not in imported)
 
 
 def direct_call_lines(tree: ast.Module) -> dict[str, frozenset[int]]:
