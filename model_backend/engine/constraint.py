@@ -120,13 +120,15 @@ _DYNAMIC_LOOKUP = frozenset({"globals", "locals", "vars", "eval", "exec", "compi
 
 
 def _uses_dynamic_lookup(tree: ast.Module) -> bool:
-    aliases = [a for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom) for a in node.names]
+    nodes = list(ast.walk(tree))
+    aliases = [a for node in nodes if isinstance(node, ast.Import | ast.ImportFrom) for a in node.names]
     imported = {(a.asname or a.name).split(".")[0] for a in aliases}
-    own_module = any(a.name.split(".")[0] == "__main__" for a in aliases)  # then any variable may hold it
-    harmless = {id(node.func) for node in ast.walk(tree)
-                if isinstance(node, ast.Call) and not own_module and _is_vars_of_an_object(node, imported)}
+    if any(a.name.split(".")[0] == "__main__" for a in aliases):  # the program's own module: any variable may hold it
+        harmless = set()
+    else:
+        harmless = {id(node.func) for node in nodes if isinstance(node, ast.Call) and _is_vars_of_an_object(node, imported)}
     return any(isinstance(node, ast.Name | ast.Attribute) and _name_of(node) in _DYNAMIC_LOOKUP
-               and id(node) not in harmless for node in ast.walk(tree))
+               and id(node) not in harmless for node in nodes)
 
 
 def _is_vars_of_an_object(node: ast.Call, imported: set[str]) -> bool:
