@@ -8,17 +8,19 @@ format writes, through `JsonString(repr_shape=True)`; every stack through `Stack
 trajectory's program (known functions, every entry on a line of its own function, every caller on a
 line that can call the entry above it, the last on the frame's line); every state's local names through
 the names the grammar lets a frame of its function hold. These are the rules constrained decoding uses.
-Prints the counts, then any value, stack or name refused (at most 20 of each).
+Prints the counts and the longest run of one character in a value (against MAX_RUN), then any value,
+stack or name refused (at most 20 of each).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 from model_backend import trace_format as fmt
 from model_backend.data.build import iter_records, record_text
-from model_backend.engine.constraint import JsonString, ProgramFacts, Stack
+from model_backend.engine.constraint import MAX_RUN, JsonString, ProgramFacts, Stack
 from model_backend.program import Program
 from model_backend.state import State
 
@@ -26,6 +28,10 @@ from model_backend.state import State
 def value_refused(value: str) -> bool:
     fed = JsonString(repr_shape=True).feed(json.dumps(value, ensure_ascii=False).encode())
     return fed is None or not fed.complete
+
+
+def longest_run(text: str) -> int:
+    return max((len(m.group(0)) for m in re.finditer(r"(.)\1*", text, re.DOTALL)), default=0)
 
 
 def stack_refused(state: State, facts: ProgramFacts) -> bool:
@@ -36,7 +42,7 @@ def stack_refused(state: State, facts: ProgramFacts) -> bool:
 def main() -> None:
     data, split = sys.argv[1], sys.argv[2]
     limit = int(sys.argv[3]) if len(sys.argv) > 3 else None
-    values = stacks = trajectories = names = 0
+    values = stacks = trajectories = names = run = 0
     refused_values: list[str] = []
     refused_stacks: list[str] = []
     refused_names: list[str] = []
@@ -51,6 +57,7 @@ def main() -> None:
         for state, _ in parsed.steps:
             for value in [*state.locals.values(), *([state.value] if state.value is not None else [])]:
                 values += 1
+                run = max(run, longest_run(value))
                 if value_refused(value):
                     refused_values.append(value)
             if state.stack:
@@ -62,7 +69,8 @@ def main() -> None:
                 if stack_refused(state, facts):
                     refused_stacks.append(f"{parsed.entry or ''}: line {state.line}, {[(f.function, f.line) for f in state.stack]}")
     print(f"{trajectories} trajectories of {data} ({split}): {values} values, refused {len(refused_values)}; "
-          f"{stacks} stacks, refused {len(refused_stacks)}; {names} local names, refused {len(refused_names)}")
+          f"{stacks} stacks, refused {len(refused_stacks)}; {names} local names, refused {len(refused_names)}; "
+          f"longest run of one character in a value: {run} (MAX_RUN {MAX_RUN})")
     for item in refused_values[:20] + refused_stacks[:20] + refused_names[:20]:
         print("  ", repr(item))
 

@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from model_backend import trace_format as fmt
-from model_backend.engine.constraint import CUT_REPR, FrameConstraint, JsonString, ProgramFacts, Stack
+from model_backend.engine.constraint import (
+    CUT_REPR,
+    MAX_RUN,
+    FrameConstraint,
+    JsonString,
+    ProgramFacts,
+    Stack,
+)
 from model_backend.program import Program
 from model_backend.sampler import sample_forward, sample_inverse
 from model_backend.state import State
@@ -148,6 +155,20 @@ def test_repr_shape_lets_a_cut_repr_end() -> None:
     fed = feed_json(cut)
     assert fed is not None and fed.complete
     assert feed_json(cut[:50]) is None  # a short repr still has to be whole
+
+
+def test_a_value_repeats_one_character_at_most_max_run_times() -> None:
+    longest = repr("1" * MAX_RUN)
+    fed = feed_json(longest)
+    assert fed is not None and fed.complete and fed.run == 1  # the closing quote ends the run of ones
+    assert feed_json(repr("1" * (MAX_RUN + 1))) is None, "one more is a degenerate loop"
+    assert feed_json(repr("ab" * MAX_RUN)) is not None, "runs are of one character"
+    assert feed_json(repr("1" * MAX_RUN + "2" + "1" * MAX_RUN)) is not None, "another character starts a new run"
+    escaped = repr("\\" * MAX_RUN)  # 2 * MAX_RUN backslashes, each written as an escape sequence: no run
+    assert feed_json(escaped) is not None
+    assert feed_json("1" * (MAX_RUN + 1), repr_shape=False) is not None, "plain strings (stdout) take any text"
+    partial = JsonString(repr_shape=True).feed(b'"\'' + b"1" * MAX_RUN)
+    assert partial is not None and partial.feed(b"1") is None and partial.feed(b"'\"") is not None
 
 
 def test_repr_shape_ignores_brackets_inside_string_literals() -> None:

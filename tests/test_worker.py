@@ -528,3 +528,17 @@ def test_adapter_keeps_the_session_when_the_worker_dies(checkpoint: Path, tmp_pa
             assert "reconnected" in session.output("console")
     finally:
         w.stop()
+
+
+def test_bench_names_the_slowest_session_and_step(worker: Worker) -> None:
+    """`ndb bench worker` against a running worker: every step answered, and the report says which
+    session held the run and which step took longest."""
+    from model_backend.worker.bench import format_report, run_bench
+
+    figures = run_bench(url=worker.url, sessions=3, steps=4, seed=2)
+    assert figures["answered"] == 12 and figures["errors"] == 0, figures["error_samples"]
+    slow, step = figures["slowest_session"], figures["longest_step"]
+    assert slow["session"] in (0, 1, 2) and slow["steps"] == 4
+    assert step["ms"] == pytest.approx(figures["p99_ms"])  # of 12 steps, the 99th percentile is the longest
+    assert slow["step_s"] >= figures["mean_ms"] * 4 / 1000 - 1e-9  # the slowest has at least the mean
+    assert f"slowest session: #{slow['session']}" in format_report(figures)

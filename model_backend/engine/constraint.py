@@ -245,6 +245,10 @@ class Choice:
 _CLOSER_OF = {0x29: 0x28, 0x5D: 0x5B, 0x7D: 0x7B}  # ) ] } -> ( [ {
 _JSON_ESCAPED = {0x22: 0x22, 0x5C: 0x5C, 0x2F: 0x2F}  # \" \\ \/ stand for these characters
 CUT_REPR = 200  # the tracer cuts a longer repr there and adds "...", so its shape is no longer whole
+# One character repeated more than this in a row ends a value's repr: no value in our datasets has a run
+# longer than 42 (scripts/check_grammar.py), while a model that starts repeating one character (a
+# degenerate loop) would otherwise write it up to MAX_STRING times, in every variable of the frame.
+MAX_RUN = 64
 
 
 def _repr_shape_step(brackets: bytes, quote: int, escaped: bool, char: int) -> tuple[bytes, int, bool] | None:
@@ -272,9 +276,10 @@ class JsonString:
     """A JSON string as json.dumps(ensure_ascii=False) writes it, at most MAX_STRING bytes inside.
 
     With `repr_shape`, the string holds a Python repr: its brackets close in order and its string
-    literals end before the closing quote (unless it is long enough to be one the tracer cut). No
-    value the tracer wrote in our datasets breaks this, and it keeps a model from stopping half-way
-    through a list or a string.
+    literals end before the closing quote (unless it is long enough to be one the tracer cut), and no
+    character repeats more than MAX_RUN times in a row. No value the tracer wrote in our datasets
+    breaks this; it keeps a model from stopping half-way through a list or a string, or from looping
+    on one character.
     """
 
     phase: int = 0  # 0 before the opening quote, 1 inside, 2 after a backslash, 3..6 in \uXXXX, 7 closed
@@ -284,9 +289,10 @@ class JsonString:
     brackets: bytes = b""  # the repr's open brackets, innermost last
     quote: int = 0  # the quote of the repr's open string literal, 0 outside one
     escaped: bool = False  # after a backslash inside that literal
+    run: int = 0  # how many times `last` repeats at the end (plain characters only)
 
     def feed(self, data: bytes) -> JsonString | None:
-        phase, length, last = self.phase, self.length, self.last
+        phase, length, last, run = self.phase, self.length, self.last, self.run
         shape, brackets, quote, escaped = self.repr_shape, self.brackets, self.quote, self.escaped
         for byte in data:
             char = -1  # the repr's character this byte completes, if any
@@ -302,10 +308,13 @@ class JsonString:
                 elif length >= MAX_STRING:
                     return None
                 elif byte == 0x5C:
-                    phase, length = 2, length + 1
+                    phase, length, run = 2, length + 1, 0
                 elif byte < 0x20 or (byte == 0x7C and last == 0x3C):  # control char, or "<|"
                     return None
                 else:
+                    run = run + 1 if byte == last else 1
+                    if shape and run > MAX_RUN:
+                        return None
                     length += 1
                     char = byte
             elif phase == 2:
@@ -331,7 +340,7 @@ class JsonString:
                     return None
                 brackets, quote, escaped = stepped
             last = byte
-        return JsonString(phase, length, last, shape, brackets, quote, escaped)
+        return JsonString(phase, length, last, shape, brackets, quote, escaped, run)
 
     @property
     def complete(self) -> bool:

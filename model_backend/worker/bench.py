@@ -5,7 +5,9 @@ Each simulated user has its own connection (as each IDE's adapter does), opens a
 breakpoint and step back), restarting the program when it exits. Step latency is measured at the client
 from request to answer; states/s counts answered steps over the wall time of the whole run.
 `errors` counts requests that failed (EngineError from the client); predictions the model got wrong
-(`State.error`) are counted apart as `prediction_failures`.
+(`State.error`) are counted apart as `prediction_failures`. The users walk the trajectories the model
+predicts, so one user whose predicted state goes astray (very long values) can hold the whole run: the
+report names the slowest session and the longest step.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ def _user(url: str, token: str | None, index: int, steps: int, seed: int, barrie
     kinds = [k for k, w in ACTION_MIX for _ in range(w)]
     engine = WorkerEngine(url, token=token)
     latencies: list[float] = []
+    actions: list[str] = []
     errors: list[str] = []
     failures = 0
     try:
@@ -102,11 +105,13 @@ def _user(url: str, token: str | None, index: int, steps: int, seed: int, barrie
                 errors.append(f"{action}: {exc}")
                 continue
             latencies.append(time.perf_counter() - began)
+            actions.append(action.kind)
             if state.error:
                 failures += 1
     finally:
         engine.close()
-        out[str(index)] = {"latencies": latencies, "errors": errors, "failures": failures}
+        out[str(index)] = {"latencies": latencies, "actions": actions, "errors": errors, "failures": failures,
+                           "program": entry or "<module>"}
 
 
 def run_bench(url: str | None = None, sessions: int = 8, steps: int = 20, model: str | None = None,
@@ -154,6 +159,24 @@ def run_bench(url: str | None = None, sessions: int = 8, steps: int = 20, model:
         "errors": len(errors), "error_samples": errors[:5],
         "prediction_failures": sum(r["failures"] for r in results.values()),
         "mean_batch": health.get("mean_batch", 0.0), "max_batch_seen": health.get("max_seen_batch", 0),
+        **stragglers(results),
+    }
+
+
+def stragglers(results: dict[str, Any]) -> dict[str, Any]:
+    """The session with the most step time, and the longest single step (which session, which action)."""
+    sessions = [(key, r) for key, r in results.items() if r["latencies"]]
+    if not sessions:
+        return {}
+    key, slowest = max(sessions, key=lambda kr: sum(kr[1]["latencies"]))
+    step_key, step_at = max(((k, i) for k, r in sessions for i in range(len(r["latencies"]))),
+                            key=lambda ki: results[ki[0]]["latencies"][ki[1]])
+    longest = results[step_key]
+    return {
+        "slowest_session": {"session": int(key), "program": slowest["program"],
+                            "step_s": sum(slowest["latencies"]), "steps": len(slowest["latencies"])},
+        "longest_step": {"session": int(step_key), "action": longest["actions"][step_at],
+                         "ms": longest["latencies"][step_at] * 1000},
     }
 
 
@@ -176,5 +199,9 @@ def format_report(f: dict[str, Any]) -> str:
         f"prediction failures: {f['prediction_failures']}",
         f"errors: {f['errors']}",
     ]
+    if f.get("slowest_session"):
+        slow, step = f["slowest_session"], f["longest_step"]
+        lines.insert(5, f"slowest session: #{slow['session']} ({slow['program']}), {slow['step_s']:.1f} s over "
+                        f"{slow['steps']} steps; longest step: {step['ms']:.1f} ms (#{step['session']}, {step['action']})")
     lines += [f"  {e}" for e in f["error_samples"]]
     return "\n".join(lines)
