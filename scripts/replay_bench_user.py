@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import time
 
 import torch
 
 from model_backend.engine.neural import NeuralEngine, _shared_model
-from model_backend.program import Program
-from model_backend.state import Action
-from model_backend.worker.bench import ACTION_MIX, PROGRAMS
+from model_backend.worker.bench import SimulatedUser
 
 
 def main() -> None:
@@ -30,10 +27,8 @@ def main() -> None:
     parser.add_argument("--model", default=None)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    rng = random.Random(args.seed * 1000 + args.user)  # as model_backend.worker.bench._user seeds it
-    source, entry = PROGRAMS[args.user % len(PROGRAMS)]
-    program = Program(source=source, path=f"<bench {args.user}>", entry=entry)
-    kinds = [k for k, w in ACTION_MIX for _ in range(w)]
+    user = SimulatedUser(args.user, args.seed)
+    program = user.program
     engine = NeuralEngine(_shared_model(args.model))
     cost = {"passes": 0, "tokens": 0}
     forward = engine._forward
@@ -48,8 +43,7 @@ def main() -> None:
     for n in range(args.steps):
         if state.event == "exit":
             state = engine.start(program)
-        action = Action(kind=rng.choice(kinds))  # type: ignore[arg-type]
-        breakpoints = frozenset({rng.randint(1, len(program.lines))}) if action.kind == "continue" else frozenset()
+        action, breakpoints = user.next_action()
         cost.update(passes=0, tokens=0)
         began = time.perf_counter()
         state = engine.step(action, breakpoints)

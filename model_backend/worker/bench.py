@@ -69,14 +69,29 @@ def _drain(proc: subprocess.Popen[str]) -> None:
         pass
 
 
+class SimulatedUser:
+    """User `index` of a run seeded `seed`: its program and its seeded actions (scripts/replay_bench_user.py
+    replays the same ones on an in-process engine)."""
+
+    def __init__(self, index: int, seed: int) -> None:
+        self.rng = random.Random(seed * 1000 + index)
+        source, self.entry = PROGRAMS[index % len(PROGRAMS)]
+        self.program = Program(source=source, path=f"<bench {index}>", entry=self.entry)
+        self.kinds = [k for k, w in ACTION_MIX for _ in range(w)]
+
+    def next_action(self) -> tuple[Action, frozenset[int]]:
+        """The next action, and the breakpoints it runs to (one random line for continue)."""
+        action = Action(kind=self.rng.choice(self.kinds))  # type: ignore[arg-type]
+        lines = len(self.program.lines)
+        return action, frozenset({self.rng.randint(1, lines)}) if action.kind == "continue" else frozenset()
+
+
 def _user(url: str, token: str | None, index: int, steps: int, seed: int, barrier: threading.Barrier,
           out: dict[str, Any]) -> None:
     from model_backend.worker.client import WorkerEngine
 
-    rng = random.Random(seed * 1000 + index)
-    source, entry = PROGRAMS[index % len(PROGRAMS)]
-    program = Program(source=source, path=f"<bench {index}>", entry=entry)
-    kinds = [k for k, w in ACTION_MIX for _ in range(w)]
+    user = SimulatedUser(index, seed)
+    program = user.program
     engine = WorkerEngine(url, token=token)
     latencies: list[float] = []
     actions: list[str] = []
@@ -96,8 +111,7 @@ def _user(url: str, token: str | None, index: int, steps: int, seed: int, barrie
                 except EngineError as exc:
                     errors.append(f"restart: {exc}")
                     continue
-            action = Action(kind=rng.choice(kinds))  # type: ignore[arg-type]
-            breakpoints = frozenset({rng.randint(1, len(program.lines))}) if action.kind == "continue" else frozenset()
+            action, breakpoints = user.next_action()
             began = time.perf_counter()
             try:
                 state = engine.step(action, breakpoints)
@@ -111,7 +125,7 @@ def _user(url: str, token: str | None, index: int, steps: int, seed: int, barrie
     finally:
         engine.close()
         out[str(index)] = {"latencies": latencies, "actions": actions, "errors": errors, "failures": failures,
-                           "program": entry or "<module>"}
+                           "program": user.entry or "<module>"}
 
 
 def run_bench(url: str | None = None, sessions: int = 8, steps: int = 20, model: str | None = None,
@@ -165,18 +179,16 @@ def run_bench(url: str | None = None, sessions: int = 8, steps: int = 20, model:
 
 def stragglers(results: dict[str, Any]) -> dict[str, Any]:
     """The session with the most step time, and the longest single step (which session, which action)."""
-    sessions = [(key, r) for key, r in results.items() if r["latencies"]]
-    if not sessions:
+    totals = {key: sum(r["latencies"]) for key, r in results.items() if r["latencies"]}
+    if not totals:
         return {}
-    key, slowest = max(sessions, key=lambda kr: sum(kr[1]["latencies"]))
-    step_key, step_at = max(((k, i) for k, r in sessions for i in range(len(r["latencies"]))),
-                            key=lambda ki: results[ki[0]]["latencies"][ki[1]])
-    longest = results[step_key]
+    slowest = max(totals, key=totals.__getitem__)
+    ms, session, action = max((latency * 1000, key, kind) for key, r in results.items()
+                              for latency, kind in zip(r["latencies"], r["actions"], strict=True))
     return {
-        "slowest_session": {"session": int(key), "program": slowest["program"],
-                            "step_s": sum(slowest["latencies"]), "steps": len(slowest["latencies"])},
-        "longest_step": {"session": int(step_key), "action": longest["actions"][step_at],
-                         "ms": longest["latencies"][step_at] * 1000},
+        "slowest_session": {"session": int(slowest), "program": results[slowest]["program"],
+                            "step_s": totals[slowest], "steps": len(results[slowest]["latencies"])},
+        "longest_step": {"session": int(session), "action": action, "ms": ms},
     }
 
 
@@ -195,13 +207,18 @@ def format_report(f: dict[str, Any]) -> str:
         f"p50 step latency: {f['p50_ms']:.1f} ms",
         f"p99 step latency: {f['p99_ms']:.1f} ms",
         f"states/s: {f['states_per_s']:.2f}",
+        *_straggler_lines(f),
         f"mean batch: {f['mean_batch']:.2f} (largest {f['max_batch_seen']})",
         f"prediction failures: {f['prediction_failures']}",
         f"errors: {f['errors']}",
     ]
-    if f.get("slowest_session"):
-        slow, step = f["slowest_session"], f["longest_step"]
-        lines.insert(5, f"slowest session: #{slow['session']} ({slow['program']}), {slow['step_s']:.1f} s over "
-                        f"{slow['steps']} steps; longest step: {step['ms']:.1f} ms (#{step['session']}, {step['action']})")
     lines += [f"  {e}" for e in f["error_samples"]]
     return "\n".join(lines)
+
+
+def _straggler_lines(f: dict[str, Any]) -> list[str]:
+    if not f.get("slowest_session"):
+        return []
+    slow, step = f["slowest_session"], f["longest_step"]
+    return [f"slowest session: #{slow['session']} ({slow['program']}), {slow['step_s']:.1f} s over {slow['steps']} "
+            f"steps; longest step: {step['ms']:.1f} ms (#{step['session']}, {step['action']})"]
