@@ -223,6 +223,10 @@ class FrameDecoder:
             raise EngineError("the grammar allows no token here (tokenizer lacks single-byte tokens?)")
         return best, None
 
+    def allows(self, token_id: int) -> bool:
+        """Whether the grammar accepts `token_id` as the next token."""
+        return self._allows(token_id, self._allowed_special_ids())
+
     def _allowed_special_ids(self) -> set[int]:
         return {self.vocab.special_ids[t] for t in self.constraint.allowed_specials()}
 
