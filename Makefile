@@ -34,7 +34,7 @@ bench: install
 	$(BIN)/ndb bench tracer
 	$(BIN)/ndb bench dap examples/loop.py --steps 300
 
-# --- The figures of docs/results.md (the shipped ensemble; about 30 minutes on 2 cores, 15 of them CruxEval via steps, plus the data build if missing) ---
+# --- The figures of docs/results.md (the shipped model; about 30 minutes on 2 cores, 15 of them CruxEval via steps, plus the data build if missing) ---
 # v2b: the command that made v2, with the sampler fixed in session 12 (docs/training.md)
 DATA ?= data_out/v2b
 CRUX := ../shared/data/cruxeval_dev.jsonl
