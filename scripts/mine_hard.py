@@ -18,9 +18,9 @@ from pathlib import Path
 
 import torch
 
-from model_backend.data.build import iter_records, shard_files
+from model_backend.data.build import shard_files
 from model_backend.engine.neural import LoadedModel
-from model_backend.eval.teacher_forced import Scorer, member_choices, replay
+from model_backend.eval.teacher_forced import Scorer, first_records, member_choices, replay
 
 PER_SHARD = 2000
 
@@ -35,17 +35,13 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     vocab = LoadedModel.load(args.model).vocabulary
-    rep = replay(vocab, args.data, "train", args.limit)
+    records = first_records(args.data, "train", args.limit)
+    rep = replay(vocab, records)
     scores = Scorer(rep, [member_choices(args.model, rep, log=lambda s: print(s, file=sys.stderr))], vocab).score([1.0])
     hard = {trajectory for (trajectory, _), ok in scores.right.items() if not ok}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    kept = []
-    for number, record in enumerate(iter_records(args.data, "train")):
-        if args.limit is not None and number >= args.limit:
-            break
-        if number in hard:
-            kept.append(json.dumps(record, ensure_ascii=False) + "\n")
+    kept = [json.dumps(records[number], ensure_ascii=False) + "\n" for number in sorted(hard)]
     for start in range(0, len(kept), PER_SHARD):
         (out / f"train-{start // PER_SHARD:05d}.jsonl").write_text("".join(kept[start:start + PER_SHARD]), encoding="utf-8")
     for shard in shard_files(args.data, "heldout"):

@@ -24,7 +24,7 @@ import torch
 
 from model_backend.engine.ensemble import EnsembleSpec, is_ensemble
 from model_backend.engine.neural import LoadedModel
-from model_backend.eval.teacher_forced import Scorer, member_choices, replay
+from model_backend.eval.teacher_forced import Scorer, first_records, member_choices, replay
 
 
 def main() -> None:
@@ -54,7 +54,7 @@ def main() -> None:
     vocab = LoadedModel.load(members[0][1]).vocabulary
 
     began = time.perf_counter()
-    rep = replay(vocab, args.data, args.split, args.limit)
+    rep = replay(vocab, first_records(args.data, args.split, args.limit))
     print(f"{len(rep.transitions)} transitions, {len(rep.targets)} choices, "
           f"{sum(not t.producible for t in rep.transitions)} the grammar or tokenizer cannot produce "
           f"({time.perf_counter() - began:.0f} s)", file=sys.stderr)

@@ -14,7 +14,7 @@ from model_backend.data.build import build_dataset
 from model_backend.engine.decoding import Vocabulary
 from model_backend.engine.neural import DEFAULT_CHECKPOINT, LoadedModel
 from model_backend.eval.next_state import evaluate
-from model_backend.eval.teacher_forced import Replay, Scorer, member_choices, replay
+from model_backend.eval.teacher_forced import Replay, Scorer, first_records, member_choices, replay
 from tests.test_next_state_eval import PROGRAMS
 
 pytestmark = pytest.mark.timeout(600)
@@ -57,7 +57,7 @@ def _replayed(tmp_path: Path, seed: int, per_program: int) -> tuple[Path, Vocabu
     build_dataset(data, seed=seed, n_generated=0, programs=PROGRAMS, traj_per_program=per_program,
                   inverse_fraction=0.4, heldout_fraction=0.0, workers=1, progress=False)
     vocab = LoadedModel.load(MEMBER).vocabulary
-    return data, vocab, replay(vocab, str(data), "train")
+    return data, vocab, replay(vocab, first_records(data, "train"))
 
 
 def _untrained_model(out: Path) -> Path:

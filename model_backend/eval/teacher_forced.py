@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -73,15 +75,20 @@ class Replay:
         return digest.hexdigest()[:16]
 
 
-def replay(vocab: Vocabulary, data: str, split: str = "heldout", limit: int | None = None) -> Replay:
+def first_records(data: str | Path, split: str = "heldout", limit: int | None = None) -> list[dict[str, Any]]:
+    """The first `limit` trajectory records of a split (all of them without a limit), read once."""
+    return list(itertools.islice(iter_records(data, split), limit))
+
+
+def replay(vocab: Vocabulary, records: list[dict[str, Any]]) -> Replay:
+    """Walk the grammar along every true frame of these records; trajectories are numbered by their index."""
     frame_id = vocab.special_ids[fmt.FRAME]
     sequences: list[list[int]] = []
     positions: list[list[int]] = []
     targets: list[int] = []
     constraints: list[FrameConstraint] = []
     transitions: list[Transition] = []
-    records = list(iter_records(data, split))
-    for number, record in enumerate(records[:limit] if limit else records):
+    for number, record in enumerate(records):
         parsed = fmt.parse(record_text(record))
         if isinstance(parsed, fmt.FormatError):
             continue
