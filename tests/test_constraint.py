@@ -6,6 +6,7 @@ import json
 import random
 import re
 from collections import OrderedDict, deque
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -210,6 +211,42 @@ def test_a_caller_sits_on_a_line_that_calls_the_function_above_it() -> None:
     assert stack('[["word_stats", 12') is None
     assert stack('[["word_stats", 14], ["word_stats"') is None
     assert stack('[["longest", 5]]') is not None  # the bottom entry is whatever the entry expression called
+
+
+def test_a_comprehension_frame_sits_on_the_scope_that_holds_it() -> None:
+    """A list, set or dict comprehension is called by the code around it, on its own lines: the rule's
+    pairs are exactly the (caller, line) pairs the tracer saw. The first iterable and a def's default
+    belong to the outer scope, so `nested` (line 15) calls both its listcomps from <module>."""
+    program, result = traced("comprehension_scopes")
+    facts = ProgramFacts.of(program)
+    seen = {(above.function, below.function, below.line) for event in result.events
+            for below, above in pairwise(event.stack) if above.function in facts.comprehension_callers}
+    expected = {("<listcomp>", "<module>", 2), ("<listcomp>", "grid", 3), ("<listcomp>", "<listcomp>", 3),
+                ("<dictcomp>", "Table", 7), ("<listcomp>", "cells", 10), ("<listcomp>", "<module>", 13),
+                ("<setcomp>", "<module>", 14), ("<listcomp>", "<setcomp>", 14), ("<listcomp>", "<module>", 15),
+                ("<listcomp>", "<lambda>", 16)}
+    assert seen == expected
+    assert {(kind, *pair) for kind, pairs in facts.comprehension_callers.items() for pair in pairs} == expected
+
+    def stack(text: str) -> Stack | None:
+        return Stack.for_frame(facts, 13).feed(text.encode())
+
+    good = stack('[["<module>", 13], ["<listcomp>", 13]]')
+    assert good is not None and good.complete
+    assert stack('[["<module>", 13], ["<listcomp>", 13], ["<listcomp>"') is None  # line 13 holds one comprehension
+    assert stack('[["<module>", 13], ["<setcomp>"') is None  # the setcomp is on line 14
+    # Every listcomp has the code name <listcomp>, so line 3's inner one stands for any depth of nesting.
+    assert stack('[["grid", 3], ["<listcomp>", 3], ["<listcomp>", 3], ["<listcomp>"') is not None
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_traced_caller_may_call_the_frame_above_it(name: str) -> None:
+    """The stack rules on real traces: every caller/callee pair of every event's stack is allowed."""
+    program, result = traced(name)
+    facts = ProgramFacts.of(program)
+    refused = [(below, above) for event in result.events for below, above in pairwise(event.stack)
+               if not facts.may_call(below.function, below.line, above.function)]
+    assert refused == []
 
 
 @pytest.mark.parametrize(

@@ -39,6 +39,9 @@ class ProgramFacts:
     call_lines: dict[str, frozenset[int]] = field(default_factory=dict)
     # code name -> the names its frames can hold as locals (see `scope_names`); absent: any of `names`
     scopes: dict[str, frozenset[str]] = field(default_factory=dict)
+    # "<listcomp>", "<setcomp>", "<dictcomp>" -> the (caller's code name, caller's line) pairs a frame of
+    # that kind can be called from (see `comprehension_callers`); absent: from anywhere
+    comprehension_callers: dict[str, frozenset[tuple[str, int]]] = field(default_factory=dict)
 
     def locals_of(self, function: str | None) -> frozenset[str]:
         """The names a frame of `function` may show among its locals."""
@@ -49,20 +52,24 @@ class ProgramFacts:
     def frame_lines(self) -> list[int]:
         return [n for n in self.lines if any(self.may_be_in(f, n) for f in self.functions)]
 
-    def may_call(self, line: int, function: str) -> bool:
-        """Whether a caller frame on `line` can have a frame of `function` right above it."""
+    def may_call(self, caller: str, line: int, function: str) -> bool:
+        """Whether a frame of `caller` on `line` can have a frame of `function` right above it."""
         lines = self.call_lines.get(function)
-        return lines is None or line in lines
+        if lines is not None and line not in lines:
+            return False
+        callers = self.comprehension_callers.get(function)
+        return callers is None or (caller, line) in callers
 
     @cached_property
-    def callees_at(self) -> dict[int, frozenset[str]]:
-        """Program line -> the functions a frame on that line can call."""
-        return {n: frozenset(f for f in self.functions if self.may_call(n, f)) for n in self.lines}
+    def callees_at(self) -> dict[tuple[str, int], frozenset[str]]:
+        """(function, line) -> the functions a frame of that function on that line can call."""
+        return {(c, n): frozenset(f for f in self.functions if self.may_call(c, n, f))
+                for c in self.functions for n in self.lines if self.may_be_in(c, n)}
 
     @cached_property
     def callees_of(self) -> dict[str, frozenset[str]]:
         """Function -> the functions a frame of it can call, from any of its lines."""
-        return {f: frozenset().union(*(self.callees_at[n] for n in self.lines if self.may_be_in(f, n)))
+        return {f: frozenset().union(*(self.callees_at[f, n] for n in self.lines if self.may_be_in(f, n)))
                 for f in self.functions}
 
     def may_be_in(self, function: str, line: int) -> bool:
@@ -110,6 +117,7 @@ class ProgramFacts:
             spans={name: frozenset(span) for name, span in spans.items()},
             call_lines={} if dynamic else direct_call_lines(tree),
             scopes={} if dynamic else scope_names(program.source, tree),
+            comprehension_callers={} if dynamic else comprehension_callers(tree),
         )
 
 
@@ -172,6 +180,44 @@ def direct_call_lines(tree: ast.Module) -> dict[str, frozenset[int]]:
         if isinstance(node, ast.Name | ast.Attribute) and id(node) not in called:
             lines.pop(_name_of(node), None)  # used as a value: whoever gets it may call it from anywhere
     return {name: frozenset(span) for name, span in lines.items()}
+
+
+_COMPREHENSION_FRAMES: dict[type, str] = {ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>", ast.DictComp: "<dictcomp>"}
+
+
+def comprehension_callers(tree: ast.Module) -> dict[str, frozenset[tuple[str, int]]]:
+    """For list, set and dict comprehensions: the frames that can call one, as (code name, line) pairs.
+
+    Python 3.11 runs each such comprehension as a function that the code around it calls at once, on the
+    comprehension's own lines, and nothing else can reach (unlike a generator expression, which runs where
+    it is iterated, or a lambda). So a `<listcomp>` frame sits right above a frame of the scope that holds
+    the comprehension, on one of its lines: never above another `<listcomp>` unless one comprehension holds
+    another. The scope follows the compiler: a comprehension's first iterable, a def's defaults and
+    decorators and a class's bases belong to the scope around them, the rest to their own.
+    """
+    callers: dict[str, set[tuple[str, int]]] = {}
+    todo: list[tuple[ast.AST, str]] = [(tree, "<module>")]
+    while todo:
+        node, scope = todo.pop()
+        own = scope  # the code name of the scope that the node's `inside` runs in
+        inside: list[ast.AST] = []
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            own, inside = node.name, [*node.body]
+        elif isinstance(node, ast.Lambda):
+            own, inside = "<lambda>", [node.body]
+        elif isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+            own = _COMPREHENSION_FRAMES.get(type(node), "<genexpr>")
+            if own != "<genexpr>":
+                callers.setdefault(own, set()).update((scope, n) for n in range(node.lineno, (node.end_lineno or node.lineno) + 1))
+            first, *rest = node.generators
+            inside = [child for child in ast.iter_child_nodes(node) if not isinstance(child, ast.comprehension)]
+            inside += [first.target, *first.ifs, *rest]
+            todo.append((first.iter, scope))
+            todo.extend((child, own) for child in inside)
+            continue
+        in_own = {id(child) for child in inside}
+        todo.extend((child, own if id(child) in in_own else scope) for child in ast.iter_child_nodes(node))
+    return {kind: frozenset(pairs) for kind, pairs in callers.items()}
 
 
 # symtable's names for the code objects without a name of their own (a user's def of one of these
@@ -460,7 +506,8 @@ class Stack:
     # function -> the fewest entries that must follow an entry of it (0: it can end the stack);
     # functions that cannot lead to the frame's line are absent
     to_end: dict[str, int] | None = None
-    after_line: dict[int, int] | None = None  # caller line -> the fewest entries after it that end the stack
+    # (caller's function, caller's line) -> the fewest entries after it that end the stack
+    after_line: dict[tuple[str, int], int] | None = None
     last_function: bytes = b""
     phase: int = 0  # 0 '[', 1 '[', 2 name, 3 ',', 4 ' ', 5 line, 6 ']' closing the item, 7 ',' or ']', 8 ' ', 9 done
     part: Choice | JsonString | None = None
@@ -473,8 +520,8 @@ class Stack:
         to_end = _entries_to_end(facts, line) if line is not None else None
         after_line = None
         if to_end is not None:
-            after_line = {n: 1 + min(to_end[f] for f in callees if f in to_end)
-                          for n, callees in facts.callees_at.items() if not callees.isdisjoint(to_end)}
+            after_line = {at: 1 + min(to_end[f] for f in callees if f in to_end)
+                          for at, callees in facts.callees_at.items() if not callees.isdisjoint(to_end)}
         return cls(functions=frozenset(f.encode() for f in facts.functions),
                    lines=frozenset(str(n).encode() for n in facts.lines), final_line=str(line).encode(), facts=facts,
                    to_end=to_end, after_line=after_line)
@@ -530,20 +577,22 @@ class Stack:
         return None
 
     def _may_follow(self, caller: int | None, function: bytes, index: int) -> bool:
-        """Whether entry `index` (0 = the bottom) can be `function`, the entry below being on `caller`."""
+        """Whether entry `index` (0 = the bottom) can be `function`, the entry below (of `last_function`)
+        being on `caller`."""
         if self.facts is None or self.to_end is None:
             return True
         name = function.decode("utf-8", "replace")
         needed = self.to_end.get(name)
         if needed is None or index + 1 + needed > MAX_STACK:
             return False
-        return caller is None or self.facts.may_call(caller, name)
+        return caller is None or self.facts.may_call(self.last_function.decode("utf-8", "replace"), caller, name)
 
     def _may_continue(self, caller: int, count: int) -> bool:
-        """Whether, after `count` entries the last of which is on `caller`, another entry can follow."""
+        """Whether, after `count` entries the last of which (of `last_function`) is on `caller`, another
+        entry can follow."""
         if self.after_line is None:
             return True
-        needed = self.after_line.get(caller)
+        needed = self.after_line.get((self.last_function.decode("utf-8", "replace"), caller))
         return needed is not None and count + needed <= MAX_STACK
 
     def _may_end_from(self, line: bytes) -> bool:
