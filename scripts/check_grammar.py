@@ -7,7 +7,9 @@ Every local and return value of the first N trajectories of a split is fed, as t
 format writes, through `JsonString(repr_shape=True)`; every stack through `Stack` with the facts of the
 trajectory's program (known functions, every entry on a line of its own function, every caller on a
 line that can call the entry above it, the last on the frame's line); every state's local names through
-the names the grammar lets a frame of its function hold. These are the rules constrained decoding uses.
+the names the grammar lets a frame of its function hold; and every whole frame through the grammar after the
+action that led to it (so the rules that depend on the action, such as which line can follow which, apply).
+These are the rules constrained decoding uses.
 Prints the counts and the longest run of one character in a value (against MAX_RUN), then any value,
 stack or name refused (at most 20 of each).
 """
@@ -20,7 +22,7 @@ import sys
 
 from model_backend import trace_format as fmt
 from model_backend.data.build import iter_records, record_text
-from model_backend.engine.constraint import MAX_RUN, JsonString, ProgramFacts, Stack
+from model_backend.engine.constraint import MAX_RUN, FrameConstraint, JsonString, ProgramFacts, Stack
 from model_backend.program import Program
 from model_backend.state import State
 
@@ -39,10 +41,34 @@ def stack_refused(state: State, facts: ProgramFacts) -> bool:
     return fed is None or not fed.complete
 
 
+TOKEN = re.compile(r"<\|[a-z0-9_]+\|>")
+
+
+def frame_refused(facts: ProgramFacts, prev: State | None, state: State, inverse: bool, action: str | None) -> bool:
+    """Walk the whole frame's text through the grammar, as constrained decoding would write it after
+    `action` (the rules that need the action, such as the flow of lines, included)."""
+    constraint = FrameConstraint(facts, prev, inverse, action)
+    text = fmt.frame_target(state, prev, inverse)[len(fmt.FRAME):]
+    pos = 0
+    try:
+        for match in TOKEN.finditer(text):
+            chunk = text[pos:match.start()]
+            if constraint.slot_kind == "src":
+                constraint.push_forced()
+            elif chunk:
+                constraint.push_text(chunk.encode())
+            constraint.push_special(match.group())
+            pos = match.end()
+    except ValueError:
+        return True
+    return not constraint.done
+
+
 def main() -> None:
     data, split = sys.argv[1], sys.argv[2]
     limit = int(sys.argv[3]) if len(sys.argv) > 3 else None
-    values = stacks = trajectories = names = run = 0
+    values = stacks = trajectories = names = run = frames = 0
+    refused_frames: list[str] = []
     refused_values: list[str] = []
     refused_stacks: list[str] = []
     refused_names: list[str] = []
@@ -54,7 +80,14 @@ def main() -> None:
             continue
         trajectories += 1
         facts = ProgramFacts.of(Program(source=parsed.code, entry=parsed.entry))
-        for state, _ in parsed.steps:
+        prev: State | None = None
+        taken: str | None = None
+        for state, action in parsed.steps:
+            frames += 1
+            if frame_refused(facts, prev, state, parsed.inverse, taken):
+                refused_frames.append(f"{parsed.entry or ''}: after {taken} from line {prev.line if prev else None}: "
+                                      f"{fmt.frame_target(state, prev, parsed.inverse)[:300]}")
+            prev, taken = state, action.kind if action is not None else None
             for value in [*state.locals.values(), *([state.value] if state.value is not None else [])]:
                 values += 1
                 run = max(run, longest_run(value))
@@ -70,8 +103,9 @@ def main() -> None:
                     refused_stacks.append(f"{parsed.entry or ''}: line {state.line}, {[(f.function, f.line) for f in state.stack]}")
     print(f"{trajectories} trajectories of {data} ({split}): {values} values, refused {len(refused_values)}; "
           f"{stacks} stacks, refused {len(refused_stacks)}; {names} local names, refused {len(refused_names)}; "
-          f"longest run of one character in a value: {run} (MAX_RUN {MAX_RUN})")
-    for item in refused_values[:20] + refused_stacks[:20] + refused_names[:20]:
+          f"longest run of one character in a value: {run} (MAX_RUN {MAX_RUN}); "
+          f"{frames} whole frames after their actions, refused {len(refused_frames)}")
+    for item in refused_values[:20] + refused_stacks[:20] + refused_names[:20] + refused_frames[:20]:
         print("  ", repr(item))
 
 

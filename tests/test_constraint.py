@@ -29,8 +29,8 @@ TOKEN = re.compile(r"<\|[a-z0-9_]+\|>")
 NAMES = [c.name for c in corpus()]
 
 
-def walk(facts: ProgramFacts, prev: State | None, inverse: bool, text: str) -> None:
-    constraint = FrameConstraint(facts, prev, inverse)
+def walk(facts: ProgramFacts, prev: State | None, inverse: bool, text: str, action: str | None = None) -> None:
+    constraint = FrameConstraint(facts, prev, inverse, action)
     assert text.startswith(fmt.FRAME)
     text, pos = text[len(fmt.FRAME):], 0
     for match in TOKEN.finditer(text):
@@ -52,10 +52,10 @@ def test_grammar_accepts_every_serialized_frame(name: str) -> None:
     for seed in range(3):
         for inverse in (False, True):
             steps = (sample_inverse if inverse else sample_forward)(program, result, random.Random(seed))
-            prev = None
-            for state, _ in steps:
-                walk(facts, prev, inverse, fmt.frame_target(state, prev, inverse))
-                prev = state
+            prev, taken = None, None
+            for state, action in steps:  # with the action taken, so that the rules that need it apply
+                walk(facts, prev, inverse, fmt.frame_target(state, prev, inverse), taken)
+                prev, taken = state, action.kind if action is not None else None
 
 
 @pytest.mark.parametrize("name", ["nested_calls", "class_inheritance", "generator_yield_from", "module_script"])
@@ -68,7 +68,8 @@ def test_random_paths_through_the_grammar_always_parse(name: str) -> None:
     for _ in range(60):
         prev = steps[rng.randrange(len(steps))][0] if rng.random() < 0.7 else None
         inverse = rng.random() < 0.3
-        constraint, out = FrameConstraint(facts, prev, inverse), fmt.FRAME
+        action = rng.choice([None, "step_into", "step_over", "step_return"]) if not inverse else None
+        constraint, out = FrameConstraint(facts, prev, inverse, action), fmt.FRAME
         for _ in range(3000):
             if constraint.done:
                 break

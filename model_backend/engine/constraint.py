@@ -5,7 +5,9 @@ which special tokens may come next, and whether a piece of ordinary text (a BPE 
 It enforces the grammar of docs/trace-format.md and the program's facts: line numbers of the
 program only, function names of the program only, stacks whose callers sit on lines that can call
 the frame above them, JSON locals whose keys are names that can be variables of the frame's function,
-JSON strings of bounded length. Every path through it ends in a frame that parses.
+JSON strings of bounded length; and, given the action, what one step within a frame can do (the line
+that can come next, the variables it can change: model_backend/engine/flow.py). Every path through it
+ends in a frame that parses.
 The source line after `<|src_sep|>` is not generated at all: it follows from the line number and is
 fed to the model as forced text.
 """
@@ -13,15 +15,21 @@ fed to the model as forced text.
 from __future__ import annotations
 
 import ast
+import re
 import symtable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from model_backend import safe_ast
 from model_backend import trace_format as fmt
+from model_backend.engine.flow import line_bindings, next_lines, shared_names
 from model_backend.program import Program
 from model_backend.state import State
 
+# The repr of an int, a float, a str, a bool or None: a value that changes only when its name is rebound.
+IMMUTABLE_REPR = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?|'([^'\\\n]|\\.)*'|\"([^\"\\\n]|\\.)*\"|True|False|None")
+# Frames of code inside an expression: their lines are the expression's, which flow.py does not follow.
+EXPRESSION_FRAMES = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>", "<lambda>"})
 MAX_STRING = 240  # bytes in one JSON string (reprs are cut at 200 characters by the tracer)
 MAX_STACK = 32
 
@@ -42,6 +50,12 @@ class ProgramFacts:
     # "<listcomp>", "<setcomp>", "<dictcomp>" -> the (caller's code name, caller's line) pairs a frame of
     # that kind can be called from (see `comprehension_callers`); absent: from anywhere
     comprehension_callers: dict[str, frozenset[tuple[str, int]]] = field(default_factory=dict)
+    # line -> the lines whose event can come next in the same frame (model_backend/engine/flow.py);
+    # absent: any line
+    next_lines: dict[int, frozenset[int]] = field(default_factory=dict)
+    # line -> the names a step from there can bind in its frame; absent: any (flow.line_bindings)
+    binds: dict[int, frozenset[str]] = field(default_factory=dict)
+    shared: frozenset[str] = frozenset()  # names any call can rebind (`global`, `nonlocal`)
 
     def locals_of(self, function: str | None) -> frozenset[str]:
         """The names a frame of `function` may show among its locals."""
@@ -118,6 +132,9 @@ class ProgramFacts:
             call_lines={} if dynamic else direct_call_lines(tree),
             scopes={} if dynamic else scope_names(program.source, tree),
             comprehension_callers={} if dynamic else comprehension_callers(tree),
+            next_lines=next_lines(tree),
+            binds={} if dynamic else line_bindings(tree),
+            shared=shared_names(tree),
         )
 
 
@@ -420,6 +437,7 @@ class Locals:
 
     keys: frozenset[bytes]
     diff_allowed: bool
+    diff_keys: frozenset[bytes] | None = None  # the only keys a diff may name (None: any of `keys`)
     phase: int = 0  # 0 '{', 1 first key or '}', 2 key, 3 ':', 4 ' ', 5 value, 6 ',' or '}', 7 ' ', 8 '"', 9 done
     used: frozenset[bytes] = frozenset()
     key: bytes = b""
@@ -428,6 +446,8 @@ class Locals:
 
     def _key_options(self) -> list[bytes]:
         options = [k for k in self.keys if k not in self.used]
+        if self.diff_keys is not None and b".." in self.used:
+            options = [k for k in options if k in self.diff_keys]
         if self.diff_allowed and self.count == 0:
             options.append(b"..")
         return options
@@ -668,6 +688,7 @@ class FrameConstraint:
     facts: ProgramFacts
     prev: State | None
     inverse: bool
+    action: str | None = None  # the kind of the action taken from `prev`, when known
     elements: list[Element] | None = None  # None until the event (or exit) token has been chosen
     position: int = -1  # index of the element being filled (-1: right after the event token)
     slot: Slot | None = None
@@ -744,17 +765,51 @@ class FrameConstraint:
     def _new_slot(self, kind: str | None) -> Slot | None:
         facts = self.facts
         if kind == "line":  # lines some frame of the program can be on
-            return Choice(frozenset(str(n).encode() for n in facts.frame_lines))
+            return Choice(frozenset(str(n).encode() for n in self._following_lines() or facts.frame_lines))
         if kind == "stack":
             return Stack.for_frame(facts, self.line)
         if kind == "locals":
-            return Locals(keys=frozenset(n.encode() for n in facts.locals_of(self._frame_function())),
-                          diff_allowed=self._diff_allowed())
+            keys = frozenset(n.encode() for n in facts.locals_of(self._frame_function()))
+            changeable = self._changeable()
+            diff_keys = None if changeable is None else frozenset(
+                k for k in keys if k.startswith(b"__") or k.decode("utf-8", "replace") in changeable)
+            return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys)
         if kind == "value":
             return Value()
         if kind == "string":
             return JsonString()
         return None  # "src": forced text
+
+    def _step_within_frame(self) -> bool:
+        """After step_into or step_over from a line, a line event is in the same frame: pdb stops at a
+        call event before any other frame's line (tests/test_flow.py, scripts/check_grammar.py)."""
+        prev = self.prev
+        return (not self.inverse and self.action in ("step_into", "step_over") and self.event == "line"
+                and prev is not None and prev.exit is None and prev.event == "line" and prev.line is not None
+                and bool(prev.stack) and prev.stack[-1].function not in EXPRESSION_FRAMES)
+
+    def _following_lines(self) -> frozenset[int] | None:
+        """A line that can follow the previous one in its frame (None where the rule does not apply)."""
+        if not self._step_within_frame():
+            return None
+        assert self.prev is not None and self.prev.line is not None
+        following = self.facts.next_lines.get(self.prev.line)
+        return following & frozenset(self.facts.frame_lines) if following else None
+
+    def _changeable(self) -> frozenset[str] | None:
+        """The variables a diff may name after a step within the frame: those the previous line's
+        statement can bind, those any call can rebind, and those whose value may be a mutable object
+        (a value whose repr is a number, a string, a bool or None can only change by a new binding).
+        Dunder names (a class body's own) are always allowed. None where the rule does not apply."""
+        if not self._step_within_frame() or self.stack_written:
+            return None
+        prev = self.prev
+        assert prev is not None and prev.line is not None
+        bound = self.facts.binds.get(prev.line)
+        if bound is None:
+            return None
+        mutable = {name for name, value in prev.locals.items() if not IMMUTABLE_REPR.fullmatch(value)}
+        return bound | self.facts.shared | mutable
 
     def _frame_function(self) -> str | None:
         """The frame's function: from its stack, or the previous frame's when the stack was left out."""

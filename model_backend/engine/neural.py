@@ -202,7 +202,7 @@ class NeuralEngine(StepwiseEngine):
         new_state = None
         problem = ""
         for attempt in range(2):  # greedy, then one sampled retry
-            generated = yield from self._generate_frame_steps(current, sample=attempt > 0)
+            generated = yield from self._generate_frame_steps(current, attempt > 0, action.kind)
             parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
             if isinstance(parsed, State) and generated is not None:
                 new_state = parsed.model_copy(update={"confidence": generated.confidence(parsed)})
@@ -242,7 +242,7 @@ class NeuralEngine(StepwiseEngine):
         after_action = self._context_len()
         samples: list[State] = []
         for _ in range(k):
-            generated = yield from self._generate_frame_steps(current, sample=True)
+            generated = yield from self._generate_frame_steps(current, True, action.kind)
             parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
             if isinstance(parsed, State) and generated is not None:
                 samples.append(parsed.model_copy(update={"confidence": generated.confidence(parsed)}))
@@ -302,10 +302,10 @@ class NeuralEngine(StepwiseEngine):
             return done.value  # type: ignore[no-any-return]
 
     # ---- constrained generation ----------------------------------------------------------------
-    def _generate_frame(self, prev: State, sample: bool) -> Generated | None:
-        return self._drive(self._generate_frame_steps(prev, sample))
+    def _generate_frame(self, prev: State, sample: bool, action: str | None = None) -> Generated | None:
+        return self._drive(self._generate_frame_steps(prev, sample, action))
 
-    def _generate_frame_steps(self, prev: State, sample: bool) -> Feed[Generated | None]:
+    def _generate_frame_steps(self, prev: State, sample: bool, action: str | None = None) -> Feed[Generated | None]:
         """The next frame after `<|frame_sep|>`, left in the cache.
 
         Greedy decoding commits to each token; a frame goes wrong where the model hesitated between two
@@ -318,7 +318,7 @@ class NeuralEngine(StepwiseEngine):
         if sample:
             generator = request_generator([*self.context_ids, self.m.special_ids[fmt.FRAME]], self.samples_drawn)
             self.samples_drawn += 1
-        decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse), self.m.vocabulary, sample, generator)
+        decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse, action), self.m.vocabulary, sample, generator)
         decoder.record_branches = not sample and self.search_branches > 0
         yield from self._feed_steps([self.m.special_ids[fmt.FRAME]])
         frame_start = self._context_len()

@@ -86,7 +86,7 @@ def predict_teacher_forced(engine: NeuralEngine, program: Program, steps: list[t
             engine._feed(engine.m.encode(fmt.serialize_action(action)))
             mark = engine._context_len()
             began = time.perf_counter()
-            generated = engine._generate_frame(state, sample=False)
+            generated = engine._generate_frame(state, sample=False, action=action.kind)
             if speed is not None:
                 speed["seconds"] = speed.get("seconds", 0.0) + time.perf_counter() - began
                 speed["tokens"] = speed.get("tokens", 0.0) + engine._context_len() - mark

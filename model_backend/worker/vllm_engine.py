@@ -346,7 +346,7 @@ class VLLMEngine(StepwiseEngine):
         self.context += self.vm.encode(fmt.serialize_action(action))
         new_state, problem = None, ""
         for attempt in range(2):  # greedy, then one sampled retry
-            result = yield from self._generate_frame_steps(current, sample=attempt > 0)
+            result = yield from self._generate_frame_steps(current, attempt > 0, action.kind)
             generated = result[0] if result else None
             parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
             if isinstance(parsed, State) and generated is not None and result is not None:
@@ -380,7 +380,7 @@ class VLLMEngine(StepwiseEngine):
         self.context += self.vm.encode(fmt.serialize_action(action))
         samples = []
         for _ in range(k):
-            result = yield from self._generate_frame_steps(current, sample=True)
+            result = yield from self._generate_frame_steps(current, True, action.kind)
             generated = result[0] if result else None
             parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
             if isinstance(parsed, State) and generated is not None:
@@ -397,7 +397,8 @@ class VLLMEngine(StepwiseEngine):
         self.inverse = inverse
         self.context += self.vm.encode(context_frame(state, inverse))
 
-    def _generate_frame_steps(self, prev: State, sample: bool) -> Op[tuple[Generated, list[int]] | None]:
+    def _generate_frame_steps(self, prev: State, sample: bool, action: str | None = None
+                              ) -> Op[tuple[Generated, list[int]] | None]:
         """The next frame, generated in one vLLM request whose tokens the shared decoder chooses, plus
         one request per re-tried close call (the search of NeuralEngine._generate_frame_steps, with the
         same branches in the same order).
@@ -414,7 +415,7 @@ class VLLMEngine(StepwiseEngine):
         if sample:  # a sample depends on the request only, not on what else is in the batch
             generator = request_generator(prompt, self.samples_drawn)
             self.samples_drawn += 1
-        decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse), vm.vocabulary, sample, generator)
+        decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse, action), vm.vocabulary, sample, generator)
         decoder.record_branches = not sample and self.search_branches > 0
         job = yield Generation(prompt, FrameJob(decoder, vm.end_id), budget + 1)
         best = (decoder.result(), [prompt[-1], *job.token_ids]) if not job.failed and decoder.done else None

@@ -1,0 +1,283 @@
+"""What one step can do inside a frame: a static, generous model of CPython 3.11's line events.
+
+`next_lines(tree)` maps each line of a statement to the lines whose `line` event can come next in the
+same frame when nothing else (no call, return or exception event) comes between: the rest of the
+statement (a statement over several lines reports them in any order), the statement after it, the loop
+header at the end of a loop body, the branches of an `if`, and so on. It over-approximates on purpose:
+every `with` header, `except` line and `finally` block around a statement is added, since leaving a
+block early runs them. `line_bindings(tree)` maps each line to the names a step from there can bind.
+
+Constrained decoding uses both after step_into or step_over from a line (model_backend/engine/
+constraint.py): the next line must be one that can follow, and a diff of the locals may name only a
+variable the line can bind, one a call can rebind (`global`, `nonlocal`), or one whose value may be a
+mutable object. This refuses the model's own mistakes (skipping a line, leaving a loop from its middle,
+changing an int nobody assigned). Derived from the source text alone, never by running it, and checked
+against traced programs (tests/test_flow.py) and every frame of our datasets (scripts/check_grammar.py).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Sequence
+
+Lines = frozenset[int]
+_EMPTY: Lines = frozenset()
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Module)
+_BLOCKS = ("body", "orelse", "handlers", "finalbody", "cases")
+
+
+def _span(first: int, last: int | None) -> Lines:
+    return frozenset(range(first, (last if last is not None and last >= first else first) + 1))
+
+
+def _header(node: ast.stmt) -> Lines:
+    """The lines of a statement that run before its body: all of a simple statement, a compound one's
+    first lines up to its body (decorators included)."""
+    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+    body = getattr(node, "body", None)
+    if isinstance(node, ast.Try | ast.TryStar):
+        return frozenset({node.lineno})
+    if isinstance(body, list) and body:
+        return _span(first, max(node.lineno, body[0].lineno - 1))
+    if isinstance(node, ast.Match):
+        return _span(first, node.subject.end_lineno)
+    return _span(first, node.end_lineno)
+
+
+def _transparent(node: ast.stmt) -> bool:
+    """Statements that may compile to no instruction, hence no line event of their own."""
+    return isinstance(node, ast.Global | ast.Nonlocal) or (
+        isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+
+
+def _suspends(node: ast.stmt) -> bool:
+    """Whether the statement's own code (not a nested function's) can yield or await."""
+    todo: list[ast.AST] = [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, ast.Yield | ast.YieldFrom | ast.Await):
+            return True
+        todo.extend(child for child in ast.iter_child_nodes(current)
+                    if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef))
+    return False
+
+
+class _Flow:
+    def __init__(self, tree: ast.Module) -> None:
+        # statement -> (the list it sits in, its index there, the node that owns the list, the list's name)
+        self.place: dict[int, tuple[Sequence[ast.stmt], int, ast.AST, str]] = {}
+        self.parent: dict[int, ast.AST] = {}
+        for owner in ast.walk(tree):
+            for name in _BLOCKS:
+                block = getattr(owner, name, None)
+                if not isinstance(block, list):
+                    continue
+                for index, child in enumerate(block):
+                    if isinstance(child, ast.stmt):
+                        self.place[id(child)] = (block, index, owner, name)
+                    self.parent[id(child)] = owner
+            for child in ast.iter_child_nodes(owner):
+                self.parent.setdefault(id(child), owner)
+
+    def first(self, node: ast.stmt) -> Lines:
+        """The lines whose event can be the first one of running `node`."""
+        lines = _header(node)
+        if isinstance(node, ast.Try | ast.TryStar):
+            lines |= self.first(node.body[0])
+        if _transparent(node):
+            lines |= self.after(node)
+        return lines
+
+    def after(self, node: ast.stmt) -> Lines:
+        """The lines whose event can come once `node` has run to its end."""
+        block, index, owner, name = self.place[id(node)]
+        if index + 1 < len(block):
+            return self.first(block[index + 1])
+        return self.end_of_block(owner, name)
+
+    def end_of_block(self, owner: ast.AST, name: str) -> Lines:
+        if isinstance(owner, _SCOPES):
+            return _EMPTY  # the frame returns
+        if isinstance(owner, ast.ExceptHandler | ast.match_case):
+            parent = self.parent[id(owner)]
+            assert isinstance(parent, ast.stmt)
+            if isinstance(parent, ast.Try | ast.TryStar) and parent.finalbody:
+                return self.first(parent.finalbody[0])
+            return self.after(parent)
+        assert isinstance(owner, ast.stmt)
+        if isinstance(owner, _LOOPS) and name == "body":
+            lines = _header(owner)
+            if isinstance(owner, ast.While):  # `while True:` jumps straight back into its body
+                lines |= self.first(owner.body[0])
+            return lines
+        if isinstance(owner, ast.With | ast.AsyncWith):
+            return _header(owner)  # __exit__ runs on the header's line
+        if isinstance(owner, ast.Try | ast.TryStar):
+            if name == "body" and owner.orelse:
+                return self.first(owner.orelse[0])
+            if name != "finalbody" and owner.finalbody:
+                return self.first(owner.finalbody[0])
+            return self.after(owner)
+        return self.after(owner)  # if, a loop's else
+
+    def after_loop(self, loop: ast.stmt) -> Lines:
+        orelse = getattr(loop, "orelse", [])
+        return self.after(loop) | (self.first(orelse[0]) if orelse else _EMPTY)
+
+    def enclosing(self, node: ast.AST) -> Iterator[tuple[ast.AST, ast.AST]]:
+        """(ancestor, the child of it on the way down) pairs, up to the function or module."""
+        while id(node) in self.parent:
+            parent = self.parent[id(node)]
+            yield parent, node
+            if isinstance(parent, _SCOPES):
+                return
+            node = parent
+
+    def successors(self, node: ast.stmt) -> Lines:
+        """The lines whose event can follow one on a line of `node`'s header in the same frame."""
+        lines = _header(node)  # a statement over several lines reports them in any order
+        if len(lines) == 1 and not _suspends(node):
+            lines = _EMPTY  # one line reports once (a generator's yield resumes on its own line)
+        if isinstance(node, ast.If):
+            lines |= self.first(node.body[0]) | (self.first(node.orelse[0]) if node.orelse else self.after(node))
+        elif isinstance(node, _LOOPS):
+            lines |= self.first(node.body[0]) | self.after_loop(node)
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            lines |= self.first(node.body[0]) | self.after(node)  # the header's line comes again at the exit
+        elif isinstance(node, ast.Try | ast.TryStar):
+            lines |= self.first(node.body[0])
+        elif isinstance(node, ast.ClassDef):  # the class body's own frame starts on the header's lines
+            lines |= self.first(node.body[0]) | self.after(node)
+        elif isinstance(node, ast.Match):
+            for case in node.cases:
+                lines |= _span(case.pattern.lineno, case.pattern.end_lineno) | self.first(case.body[0])
+                if case.guard is not None:
+                    lines |= _span(case.guard.lineno, case.guard.end_lineno)
+            lines |= self.after(node)
+        elif isinstance(node, ast.Continue | ast.Break):
+            loop = next((a for a, _ in self.enclosing(node) if isinstance(a, _LOOPS)), None)
+            if loop is not None:
+                lines |= _header(loop) if isinstance(node, ast.Continue) else self.after_loop(loop)
+                if isinstance(node, ast.Continue) and isinstance(loop, ast.While):
+                    lines |= self.first(loop.body[0])
+        elif not isinstance(node, ast.Return | ast.Raise):
+            lines |= self.after(node)  # every other statement, compound ones such as def and class included
+        return lines | self.on_the_way_out(node)
+
+    def on_the_way_out(self, node: ast.stmt) -> Lines:
+        """What leaving the enclosing blocks early (an exception, a return, a break) can run next."""
+        lines: set[int] = set()
+        for ancestor, child in self.enclosing(node):
+            if isinstance(ancestor, ast.With | ast.AsyncWith):
+                lines |= _header(ancestor)
+            elif isinstance(ancestor, ast.Try | ast.TryStar):
+                if child in ancestor.body:
+                    for handler in ancestor.handlers:
+                        lines |= _span(handler.lineno, handler.type.end_lineno if handler.type else handler.lineno)
+                if ancestor.finalbody and child not in ancestor.finalbody:
+                    lines |= self.first(ancestor.finalbody[0])
+            elif isinstance(ancestor, ast.ExceptHandler):  # the handler's `as` name is deleted on its line
+                lines.add(ancestor.lineno)
+        return frozenset(lines)
+
+
+def next_lines(tree: ast.Module) -> dict[int, Lines]:
+    """Line -> the lines that can come next in the same frame (a line of several statements: all of
+    theirs). Lines outside any statement's header are absent."""
+    flow = _Flow(tree)
+    result: dict[int, set[int]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and id(node) in flow.place:
+            following = flow.successors(node)
+            for line in _header(node):
+                result.setdefault(line, set()).update(following)
+        if isinstance(node, ast.Try | ast.TryStar):
+            for handler in node.handlers:  # `except E:` is tested on its line; a match enters the handler
+                header = _span(handler.lineno, handler.type.end_lineno if handler.type else handler.lineno)
+                tested = (header | flow.first(handler.body[0]) | flow.on_the_way_out(node)
+                          | {h.lineno for h in node.handlers}
+                          | (flow.first(node.finalbody[0]) if node.finalbody else flow.after(node)))
+                for line in header:
+                    result.setdefault(line, set()).update(tested)
+    return {line: frozenset(lines) for line, lines in result.items()}
+
+
+# ---- which names one step can bind ---------------------------------------------------------------
+
+_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _header_parts(node: ast.stmt) -> list[ast.AST]:
+    """The parts of a statement that its header's lines run (a compound statement's body runs later)."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return [*node.decorator_list, node.args, *([node.returns] if node.returns else [])]
+    if isinstance(node, ast.ClassDef):
+        return [*node.decorator_list, *node.bases, *node.keywords]
+    if isinstance(node, ast.If | ast.While):
+        return [node.test]
+    if isinstance(node, ast.For | ast.AsyncFor):
+        return [node.target, node.iter]
+    if isinstance(node, ast.With | ast.AsyncWith):
+        return list(node.items)
+    if isinstance(node, ast.Try | ast.TryStar):
+        return []
+    if isinstance(node, ast.Match):
+        return [node.subject]
+    return [node]
+
+
+def _names_bound(parts: list[ast.AST]) -> set[str]:
+    """Names these parts bind in the frame that runs them: assignment targets, imports, `as` names,
+    capture patterns, and := targets (which leave a comprehension for the scope around it)."""
+    names: set[str] = set()
+    todo = list(parts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+        if isinstance(node, _NESTED_SCOPES):
+            continue  # a def's or lambda's own names are its frame's (its defaults were listed as parts)
+        if isinstance(node, _COMPREHENSIONS):
+            names.update(n.target.id for n in ast.walk(node) if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name))
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def line_bindings(tree: ast.Module) -> dict[int, frozenset[str]]:
+    """Line -> the names a step from a line event there can bind in that frame (every statement whose
+    header holds the line; a def or class binds its name). Empty when the program binds names in ways
+    the text does not show (`from m import *`)."""
+    result: dict[int, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return {}
+        spans: list[tuple[Lines, set[str]]] = []
+        if isinstance(node, ast.stmt):
+            names = _names_bound(_header_parts(node))
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            spans.append((_header(node), names))
+        elif isinstance(node, ast.ExceptHandler):
+            spans.append((_span(node.lineno, node.type.end_lineno if node.type else node.lineno),
+                          {node.name} if node.name else set()))
+        elif isinstance(node, ast.match_case):
+            last = node.guard.end_lineno if node.guard else node.pattern.end_lineno
+            spans.append((_span(node.pattern.lineno, last), _names_bound([node.pattern, *([node.guard] if node.guard else [])])))
+        for lines, names in spans:
+            for line in lines:
+                result.setdefault(line, set()).update(names)
+    return {line: frozenset(names) for line, names in result.items()}
+
+
+def shared_names(tree: ast.Module) -> frozenset[str]:
+    """Names that code elsewhere can rebind during any call: those declared `global` or `nonlocal`."""
+    return frozenset(n for node in ast.walk(tree) if isinstance(node, ast.Global | ast.Nonlocal) for n in node.names)
