@@ -7,8 +7,8 @@ import ast
 import pytest
 
 from model_backend import trace_format as fmt
-from model_backend.engine.constraint import FrameConstraint, ProgramFacts
-from model_backend.engine.flow import next_lines
+from model_backend.engine.constraint import EXPRESSION_FRAMES, FrameConstraint, ProgramFacts
+from model_backend.engine.flow import frame_ends, next_lines
 from model_backend.program import Program
 from model_backend.sandbox import run_trace
 from model_backend.state import StackFrame, State
@@ -32,14 +32,26 @@ def line_pairs(events: list) -> list[tuple[str, int, int]]:
     return pairs
 
 
+def returns_after_lines(events: list) -> list[tuple[str, int]]:
+    """(function, line) of each line event whose frame's next event is its return."""
+    last: dict[int, int | None] = {}
+    found = []
+    for event in events:
+        if event.event == "return" and last.get(event.frame_id) is not None:
+            found.append((event.function, last[event.frame_id]))
+        last[event.frame_id] = event.line if event.event == "line" else None
+    return found
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_every_traced_line_follows_a_line_it_may_follow(name: str) -> None:
     program, result = traced(name)
-    following = next_lines(ast.parse(program.source))
-    refused = [(f, a, b) for f, a, b in line_pairs(result.events)
-               if not f.startswith("<lambda") and f not in ("<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>")
-               and a in following and b not in following[a]]
-    assert refused == []
+    tree = ast.parse(program.source)
+    following, ends = next_lines(tree), frame_ends(tree)
+    followed = [(f, a, b) for f, a, b in line_pairs(result.events) if f not in EXPRESSION_FRAMES]
+    assert [(f, a, b) for f, a, b in followed if a in following and b not in following[a]] == []
+    returned = [(f, a) for f, a in returns_after_lines(result.events) if f not in EXPRESSION_FRAMES]
+    assert [(f, a) for f, a in returned if a in following and a not in ends] == []
 
 
 FLOW = """\
@@ -86,6 +98,7 @@ def test_the_lines_that_can_follow_each_line() -> None:
     assert following[20] == {19, 22}  # the finally (19: the handler's `as` name is cleared on its line)
     assert following[22] == {23}
     assert following[23] == set()  # a return: the next event is the return
+    assert frame_ends(ast.parse(FLOW)) == {1, 15, 19, 22, 23}  # (generous: a with's exit, a finally, an except)
 
 
 def test_a_program_traced_here_never_leaves_the_rule() -> None:
@@ -115,6 +128,15 @@ def test_the_grammar_applies_it_after_step_into_and_step_over_only() -> None:
     assert lines_offered("step_return") >= {3, 5, 10}
     assert lines_offered(None) >= {3, 5, 10}
     assert lines_offered("inv_step_into", inverse=True) >= {3, 5, 10}
+
+    def events_offered(line: int, action: str | None) -> set[str]:
+        state = prev.model_copy(update={"line": line, "stack": [StackFrame(function="f", line=line)]})
+        return set(FrameConstraint(facts, state, False, action).allowed_specials())
+
+    line_token, return_token = fmt.EVENT_TOKENS[(False, "line")], fmt.EVENT_TOKENS[(False, "return")]
+    assert line_token in events_offered(2, "step_into") and return_token not in events_offered(2, "step_into")
+    assert line_token not in events_offered(23, "step_over") and return_token in events_offered(23, "step_over")
+    assert {line_token, return_token} <= events_offered(2, "step_return")
 
 
 def test_a_step_within_the_frame_changes_only_what_it_can() -> None:

@@ -22,7 +22,7 @@ from functools import cached_property
 
 from model_backend import safe_ast
 from model_backend import trace_format as fmt
-from model_backend.engine.flow import line_bindings, next_lines, shared_names
+from model_backend.engine.flow import frame_ends, line_bindings, next_lines, shared_names
 from model_backend.program import Program
 from model_backend.state import State
 
@@ -53,6 +53,7 @@ class ProgramFacts:
     # line -> the lines whose event can come next in the same frame (model_backend/engine/flow.py);
     # absent: any line
     next_lines: dict[int, frozenset[int]] = field(default_factory=dict)
+    ends: frozenset[int] = frozenset()  # of next_lines' lines, those a step can end the frame from
     # line -> the names a step from there can bind in its frame; absent: any (flow.line_bindings)
     binds: dict[int, frozenset[str]] = field(default_factory=dict)
     shared: frozenset[str] = frozenset()  # names any call can rebind (`global`, `nonlocal`)
@@ -133,6 +134,7 @@ class ProgramFacts:
             scopes={} if dynamic else scope_names(program.source, tree),
             comprehension_callers={} if dynamic else comprehension_callers(tree),
             next_lines=next_lines(tree),
+            ends=frame_ends(tree),
             binds={} if dynamic else line_bindings(tree),
             shared=shared_names(tree),
         )
@@ -704,7 +706,8 @@ class FrameConstraint:
         if self.done:
             return []
         if self.elements is None:
-            events = [tok for (inv, _), tok in fmt.EVENT_TOKENS.items() if inv == self.inverse]
+            events = [tok for (inv, event), tok in fmt.EVENT_TOKENS.items() if inv == self.inverse
+                      and self._event_may_follow(event)]
             return events + ([] if self.inverse else list(fmt.EXIT_TOKENS.values()))
         if self.slot_kind == "src" or (self.slot is not None and not self.slot.complete):
             return []  # the forced source text, or a slot that is not finished
@@ -780,13 +783,31 @@ class FrameConstraint:
             return JsonString()
         return None  # "src": forced text
 
-    def _step_within_frame(self) -> bool:
-        """After step_into or step_over from a line, a line event is in the same frame: pdb stops at a
-        call event before any other frame's line (tests/test_flow.py, scripts/check_grammar.py)."""
+    def _step_from_line(self) -> bool:
+        """A step_into or step_over from a line event of a frame that flow.py follows. Its next event is
+        in the same frame unless it is a call: pdb stops at a call event before any line or return of
+        another frame (tests/test_flow.py, scripts/check_grammar.py)."""
         prev = self.prev
-        return (not self.inverse and self.action in ("step_into", "step_over") and self.event == "line"
-                and prev is not None and prev.exit is None and prev.event == "line" and prev.line is not None
+        return (not self.inverse and self.action in ("step_into", "step_over") and prev is not None
+                and prev.exit is None and prev.event == "line" and prev.line is not None
                 and bool(prev.stack) and prev.stack[-1].function not in EXPRESSION_FRAMES)
+
+    def _step_within_frame(self) -> bool:
+        """Such a step, landing on a line event (of the same frame)."""
+        return self.event == "line" and self._step_from_line()
+
+    def _event_may_follow(self, event: str) -> bool:
+        """After such a step: a line event only if some line can follow the previous one in its frame, a
+        return only if the previous line can end the frame. Every other event stays free."""
+        if event not in ("line", "return") or not self._step_from_line():
+            return True
+        assert self.prev is not None and self.prev.line is not None
+        following = self.facts.next_lines.get(self.prev.line)
+        if following is None:
+            return True
+        if event == "line":
+            return bool(following & frozenset(self.facts.frame_lines))
+        return self.prev.line in self.facts.ends
 
     def _following_lines(self) -> frozenset[int] | None:
         """A line that can follow the previous one in its frame (None where the rule does not apply)."""

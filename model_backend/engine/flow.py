@@ -165,6 +165,42 @@ class _Flow:
             lines |= self.after(node)  # every other statement, compound ones such as def and class included
         return lines | self.on_the_way_out(node)
 
+    def reaches_end(self, node: ast.stmt) -> bool:
+        """Whether running on past `node`'s end can fall off the end of its frame's code."""
+        block, index, owner, name = self.place[id(node)]
+        if not all(_transparent(later) for later in block[index + 1:]):
+            return False
+        if isinstance(owner, _SCOPES):
+            return True
+        if isinstance(owner, ast.ExceptHandler | ast.match_case):
+            parent = self.parent[id(owner)]
+            assert isinstance(parent, ast.stmt)
+            return not (isinstance(parent, ast.Try | ast.TryStar) and parent.finalbody) and self.reaches_end(parent)
+        assert isinstance(owner, ast.stmt)
+        if (isinstance(owner, _LOOPS) and name == "body") or isinstance(owner, ast.With | ast.AsyncWith):
+            return False  # back to the header's line first
+        if isinstance(owner, ast.Try | ast.TryStar) and (
+                (name == "body" and owner.orelse) or (name != "finalbody" and owner.finalbody)):
+            return False  # the else or finally block runs first
+        return self.reaches_end(owner)
+
+    def may_end(self, node: ast.stmt) -> bool:
+        """Whether a step from a line of `node`'s header can end in the frame's return event (a return,
+        a yield, falling off the end; generously, anything in a `finally` block or a `with` header,
+        which a return passes through)."""
+        if isinstance(node, ast.Return | ast.With | ast.AsyncWith | ast.ClassDef) or _suspends(node):
+            return True
+        if any(isinstance(a, ast.Try | ast.TryStar) and child in a.finalbody for a, child in self.enclosing(node)):
+            return True
+        if isinstance(node, ast.Raise | ast.Continue | ast.Try | ast.TryStar):
+            return False
+        if isinstance(node, ast.Break):
+            loop = next((a for a, _ in self.enclosing(node) if isinstance(a, _LOOPS)), None)
+            return loop is None or (isinstance(loop, ast.stmt) and self.reaches_end(loop))
+        if isinstance(node, ast.If | ast.For | ast.AsyncFor | ast.While):
+            return not node.orelse and self.reaches_end(node)
+        return self.reaches_end(node)
+
     def on_the_way_out(self, node: ast.stmt) -> Lines:
         """What leaving the enclosing blocks early (an exception, a return, a break) can run next."""
         lines: set[int] = set()
@@ -201,6 +237,20 @@ def next_lines(tree: ast.Module) -> dict[int, Lines]:
                 for line in header:
                     result.setdefault(line, set()).update(tested)
     return {line: frozenset(lines) for line, lines in result.items()}
+
+
+def frame_ends(tree: ast.Module) -> Lines:
+    """The lines from which one step (step_into or step_over, from a line event) can end in the frame's
+    return event. Together with `next_lines`' keys (the lines this knows about) it lets the grammar
+    refuse a return the line cannot make, and a line event after a line that nothing can follow."""
+    flow = _Flow(tree)
+    ends: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and id(node) in flow.place and flow.may_end(node):
+            ends.update(_header(node))
+        elif isinstance(node, ast.ExceptHandler):  # left free
+            ends.update(_span(node.lineno, node.type.end_lineno if node.type else node.lineno))
+    return frozenset(ends)
 
 
 # ---- which names one step can bind ---------------------------------------------------------------
