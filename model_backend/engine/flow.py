@@ -5,12 +5,13 @@ same frame when nothing else (no call, return or exception event) comes between:
 statement (a statement over several lines reports them in any order), the statement after it, the loop
 header at the end of a loop body, the branches of an `if`, and so on. It over-approximates on purpose:
 every `with` header, `except` line and `finally` block around a statement is added, since leaving a
-block early runs them. `line_bindings(tree)` maps each line to the names a step from there can bind.
+block early runs them. `frame_ends(tree)` gives the lines from which a step can end in the frame's
+return event, and `line_bindings(tree)` maps each line to the names a step from there can bind.
 
-Constrained decoding uses both after step_into or step_over from a line (model_backend/engine/
-constraint.py): the next line must be one that can follow, and a diff of the locals may name only a
-variable the line can bind, one a call can rebind (`global`, `nonlocal`), or one whose value may be a
-mutable object. This refuses the model's own mistakes (skipping a line, leaving a loop from its middle,
+Constrained decoding uses them after step_into or step_over from a line (model_backend/engine/
+constraint.py): the next line must be one that can follow, a return must come from a line that can end
+the frame, and a diff of the locals may name only a variable the line can bind, one a call can rebind
+(`global`, `nonlocal`), or one whose value may be a mutable object. This refuses the model's own mistakes (skipping a line, leaving a loop from its middle,
 changing an int nobody assigned). Derived from the source text alone, never by running it, and checked
 against traced programs (tests/test_flow.py) and every frame of our datasets (scripts/check_grammar.py).
 """
