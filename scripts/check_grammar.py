@@ -41,24 +41,12 @@ def stack_refused(state: State, facts: ProgramFacts) -> bool:
     return fed is None or not fed.complete
 
 
-TOKEN = re.compile(r"<\|[a-z0-9_]+\|>")
-
-
 def frame_refused(facts: ProgramFacts, prev: State | None, state: State, inverse: bool, action: str | None) -> bool:
     """Walk the whole frame's text through the grammar, as constrained decoding would write it after
     `action` (the rules that need the action, such as the flow of lines, included)."""
     constraint = FrameConstraint(facts, prev, inverse, action)
-    text = fmt.frame_target(state, prev, inverse)[len(fmt.FRAME):]
-    pos = 0
     try:
-        for match in TOKEN.finditer(text):
-            chunk = text[pos:match.start()]
-            if constraint.slot_kind == "src":
-                constraint.push_forced()
-            elif chunk:
-                constraint.push_text(chunk.encode())
-            constraint.push_special(match.group())
-            pos = match.end()
+        constraint.push_frame_text(fmt.frame_target(state, prev, inverse)[len(fmt.FRAME):])
     except ValueError:
         return True
     return not constraint.done

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections import OrderedDict, deque
 from itertools import pairwise
 from pathlib import Path
@@ -25,23 +24,13 @@ from model_backend.sampler import sample_forward, sample_inverse
 from model_backend.state import State
 from tests.corpus import corpus, traced
 
-TOKEN = re.compile(r"<\|[a-z0-9_]+\|>")
 NAMES = [c.name for c in corpus()]
 
 
 def walk(facts: ProgramFacts, prev: State | None, inverse: bool, text: str, action: str | None = None) -> None:
     constraint = FrameConstraint(facts, prev, inverse, action)
     assert text.startswith(fmt.FRAME)
-    text, pos = text[len(fmt.FRAME):], 0
-    for match in TOKEN.finditer(text):
-        chunk = text[pos:match.start()]
-        if constraint.slot_kind == "src":
-            assert chunk == constraint.forced_text()
-            constraint.push_forced()
-        elif chunk:
-            constraint.push_text(chunk.encode())
-        constraint.push_special(match.group())
-        pos = match.end()
+    constraint.push_frame_text(text[len(fmt.FRAME):])
     assert constraint.done
 
 

@@ -22,14 +22,19 @@ from functools import cached_property
 
 from model_backend import safe_ast
 from model_backend import trace_format as fmt
-from model_backend.engine.flow import frame_ends, line_bindings, next_lines, shared_names
+from model_backend.engine.flow import frame_ends, line_bindings, next_lines, shared_names, suspends
 from model_backend.program import Program
 from model_backend.state import State
 
 # The repr of an int, a float, a str, a bool or None: a value that changes only when its name is rebound.
 IMMUTABLE_REPR = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?|'([^'\\\n]|\\.)*'|\"([^\"\\\n]|\\.)*\"|True|False|None")
-# Frames of code inside an expression: their lines are the expression's, which flow.py does not follow.
-EXPRESSION_FRAMES = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>", "<lambda>"})
+# Code inside an expression that runs in a frame of its own, and that frame's code name. Their lines are
+# the expression's, which flow.py does not follow.
+EXPRESSION_FRAME_NAMES: dict[type, str] = {ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>",
+                                           ast.DictComp: "<dictcomp>", ast.GeneratorExp: "<genexpr>",
+                                           ast.Lambda: "<lambda>"}
+EXPRESSION_FRAMES = frozenset(EXPRESSION_FRAME_NAMES.values())
+_SPECIAL_TOKEN = re.compile(r"<\|[a-z0-9_]+\|>")  # every "<|" of a frame starts one (docs/trace-format.md)
 MAX_STRING = 240  # bytes in one JSON string (reprs are cut at 200 characters by the tracer)
 MAX_STACK = 32
 
@@ -63,9 +68,9 @@ class ProgramFacts:
         scope = self.scopes.get(function) if function is not None else None
         return self.names if scope is None else scope & self.names
 
-    @property
-    def frame_lines(self) -> list[int]:
-        return [n for n in self.lines if any(self.may_be_in(f, n) for f in self.functions)]
+    @cached_property
+    def frame_lines(self) -> frozenset[int]:
+        return frozenset(n for n in self.lines if any(self.may_be_in(f, n) for f in self.functions))
 
     def may_call(self, caller: str, line: int, function: str) -> bool:
         """Whether a frame of `caller` on `line` can have a frame of `function` right above it."""
@@ -98,8 +103,6 @@ class ProgramFacts:
         names: set[str] = {".0", "__class__"}  # a comprehension's iterator; the cell super() uses
         functions: set[str] = {"<module>"}
         spans: dict[str, set[int]] = {}
-        frame_kinds: dict[type, str] = {ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>", ast.DictComp: "<dictcomp>",
-                       ast.GeneratorExp: "<genexpr>", ast.Lambda: "<lambda>"}
         try:
             tree = safe_ast.parse(program.source)
         except SyntaxError:
@@ -116,8 +119,8 @@ class ProgramFacts:
                 spans.setdefault(node.name, set()).update(range(first, (node.end_lineno or node.lineno) + 1))
             elif isinstance(node, ast.alias):
                 names.add((node.asname or node.name).split(".")[0])
-            elif isinstance(node, ast.expr) and type(node) in frame_kinds:  # frames of their own, where they are
-                name = frame_kinds[type(node)]
+            elif isinstance(node, ast.expr) and type(node) in EXPRESSION_FRAME_NAMES:  # frames of their own, where they are
+                name = EXPRESSION_FRAME_NAMES[type(node)]
                 functions.add(name)
                 spans.setdefault(name, set()).update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
             elif isinstance(node, ast.ExceptHandler) and node.name:
@@ -181,7 +184,7 @@ def direct_call_lines(tree: ast.Module) -> dict[str, frozenset[int]]:
     methods = {id(st) for body in class_bodies for st in body}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
-            plain = not node.decorator_list and id(node) not in methods and not _is_generator(node)
+            plain = not node.decorator_list and id(node) not in methods and not any(suspends(st) for st in node.body)
             defs[node.name] = defs.get(node.name, True) and plain
         elif isinstance(node, ast.AsyncFunctionDef | ast.ClassDef):
             defs[node.name] = False
@@ -199,9 +202,6 @@ def direct_call_lines(tree: ast.Module) -> dict[str, frozenset[int]]:
         if isinstance(node, ast.Name | ast.Attribute) and id(node) not in called:
             lines.pop(_name_of(node), None)  # used as a value: whoever gets it may call it from anywhere
     return {name: frozenset(span) for name, span in lines.items()}
-
-
-_COMPREHENSION_FRAMES: dict[type, str] = {ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>", ast.DictComp: "<dictcomp>"}
 
 
 def comprehension_callers(tree: ast.Module) -> dict[str, frozenset[tuple[str, int]]]:
@@ -225,8 +225,8 @@ def comprehension_callers(tree: ast.Module) -> dict[str, frozenset[tuple[str, in
         elif isinstance(node, ast.Lambda):
             own, inside = "<lambda>", [node.body]
         elif isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
-            own = _COMPREHENSION_FRAMES.get(type(node), "<genexpr>")
-            if own != "<genexpr>":
+            own = EXPRESSION_FRAME_NAMES[type(node)]
+            if not isinstance(node, ast.GeneratorExp):
                 callers.setdefault(own, set()).update((scope, n) for n in range(node.lineno, (node.end_lineno or node.lineno) + 1))
             first, *rest = node.generators
             inside = [child for child in ast.iter_child_nodes(node) if not isinstance(child, ast.comprehension)]
@@ -274,18 +274,6 @@ def scope_names(source: str, tree: ast.Module) -> dict[str, frozenset[str]]:
 
 def _name_of(node: ast.Name | ast.Attribute) -> str:
     return node.id if isinstance(node, ast.Name) else node.attr
-
-
-def _is_generator(function: ast.FunctionDef) -> bool:
-    """Whether the function's own body (not a nested def or lambda) yields or awaits."""
-    todo: list[ast.AST] = list(function.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Yield | ast.YieldFrom | ast.Await):
-            return True
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
-            todo.extend(ast.iter_child_nodes(node))
-    return False
 
 
 # ---- text slots: tiny byte automata, immutable so that checking a candidate token is a cheap copy ----
@@ -806,7 +794,7 @@ class FrameConstraint:
         if following is None:
             return True
         if event == "line":
-            return bool(following & frozenset(self.facts.frame_lines))
+            return bool(following & self.facts.frame_lines)
         return self.prev.line in self.facts.ends
 
     def _following_lines(self) -> frozenset[int] | None:
@@ -815,7 +803,7 @@ class FrameConstraint:
             return None
         assert self.prev is not None and self.prev.line is not None
         following = self.facts.next_lines.get(self.prev.line)
-        return following & frozenset(self.facts.frame_lines) if following else None
+        return following & self.facts.frame_lines if following else None
 
     def _changeable(self) -> frozenset[str] | None:
         """The variables a diff may name after a step within the frame: those the previous line's
@@ -854,3 +842,18 @@ class FrameConstraint:
     def push_forced(self) -> None:
         """The forced source text has been fed: the src element is complete."""
         self.slot_kind = None
+
+    def push_frame_text(self, text: str) -> None:
+        """Push a whole written frame, from right after `<|frame_sep|>`: special tokens, text, and the
+        source line, which must be the forced text. ValueError at the first part the grammar refuses."""
+        pos = 0
+        for match in _SPECIAL_TOKEN.finditer(text):
+            chunk = text[pos:match.start()]
+            if self.slot_kind == "src":
+                if chunk != self.forced_text():
+                    raise ValueError(f"{chunk!r} is not the line's source")
+                self.push_forced()
+            elif chunk:
+                self.push_text(chunk.encode())
+            self.push_special(match.group())
+            pos = match.end()

@@ -52,16 +52,26 @@ def _transparent(node: ast.stmt) -> bool:
         isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
 
 
-def _suspends(node: ast.stmt) -> bool:
-    """Whether the statement's own code (not a nested function's) can yield or await."""
+def suspends(node: ast.AST) -> bool:
+    """Whether the node's own code can yield or await: a nested def, lambda or class counts only for the
+    parts that run where it stands (decorators, defaults, bases), not for its body."""
     todo: list[ast.AST] = [node]
     while todo:
         current = todo.pop()
         if isinstance(current, ast.Yield | ast.YieldFrom | ast.Await):
             return True
-        todo.extend(child for child in ast.iter_child_nodes(current)
-                    if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef))
+        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            todo.extend(_header_parts(current))
+        elif isinstance(current, ast.Lambda):
+            todo.append(current.args)
+        else:
+            todo.extend(ast.iter_child_nodes(current))
     return False
+
+
+def _except_lines(handler: ast.ExceptHandler) -> Lines:
+    """The lines of an `except E as e:` clause, which it tests (and binds `e`) on."""
+    return _span(handler.lineno, handler.type.end_lineno if handler.type else handler.lineno)
 
 
 class _Flow:
@@ -138,7 +148,7 @@ class _Flow:
     def successors(self, node: ast.stmt) -> Lines:
         """The lines whose event can follow one on a line of `node`'s header in the same frame."""
         lines = _header(node)  # a statement over several lines reports them in any order
-        if len(lines) == 1 and not _suspends(node):
+        if len(lines) == 1 and not suspends(node):
             lines = _EMPTY  # one line reports once (a generator's yield resumes on its own line)
         if isinstance(node, ast.If):
             lines |= self.first(node.body[0]) | (self.first(node.orelse[0]) if node.orelse else self.after(node))
@@ -189,7 +199,7 @@ class _Flow:
         """Whether a step from a line of `node`'s header can end in the frame's return event (a return,
         a yield, falling off the end; generously, anything in a `finally` block or a `with` header,
         which a return passes through)."""
-        if isinstance(node, ast.Return | ast.With | ast.AsyncWith | ast.ClassDef) or _suspends(node):
+        if isinstance(node, ast.Return | ast.With | ast.AsyncWith | ast.ClassDef) or suspends(node):
             return True
         if any(isinstance(a, ast.Try | ast.TryStar) and child in a.finalbody for a, child in self.enclosing(node)):
             return True
@@ -211,7 +221,7 @@ class _Flow:
             elif isinstance(ancestor, ast.Try | ast.TryStar):
                 if child in ancestor.body:
                     for handler in ancestor.handlers:
-                        lines |= _span(handler.lineno, handler.type.end_lineno if handler.type else handler.lineno)
+                        lines |= _except_lines(handler)
                 if ancestor.finalbody and child not in ancestor.finalbody:
                     lines |= self.first(ancestor.finalbody[0])
             elif isinstance(ancestor, ast.ExceptHandler):  # the handler's `as` name is deleted on its line
@@ -231,7 +241,7 @@ def next_lines(tree: ast.Module) -> dict[int, Lines]:
                 result.setdefault(line, set()).update(following)
         if isinstance(node, ast.Try | ast.TryStar):
             for handler in node.handlers:  # `except E:` is tested on its line; a match enters the handler
-                header = _span(handler.lineno, handler.type.end_lineno if handler.type else handler.lineno)
+                header = _except_lines(handler)
                 tested = (header | flow.first(handler.body[0]) | flow.on_the_way_out(node)
                           | {h.lineno for h in node.handlers}
                           | (flow.first(node.finalbody[0]) if node.finalbody else flow.after(node)))
@@ -250,7 +260,7 @@ def frame_ends(tree: ast.Module) -> Lines:
         if isinstance(node, ast.stmt) and id(node) in flow.place and flow.may_end(node):
             ends.update(_header(node))
         elif isinstance(node, ast.ExceptHandler):  # left free
-            ends.update(_span(node.lineno, node.type.end_lineno if node.type else node.lineno))
+            ends.update(_except_lines(node))
     return frozenset(ends)
 
 
@@ -318,7 +328,7 @@ def line_bindings(tree: ast.Module) -> dict[int, frozenset[str]]:
                 names.add(node.name)
             spans.append((_header(node), names))
         elif isinstance(node, ast.ExceptHandler):
-            spans.append((_span(node.lineno, node.type.end_lineno if node.type else node.lineno),
+            spans.append((_except_lines(node),
                           {node.name} if node.name else set()))
         elif isinstance(node, ast.match_case):
             last = node.guard.end_lineno if node.guard else node.pattern.end_lineno
