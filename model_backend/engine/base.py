@@ -13,6 +13,13 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from model_backend import safe_ast
+from model_backend.engine.breakpoints import (
+    MAX_SINGLE_STEPS,
+    breakpoint_in_reach,
+    reached_stop,
+    single_step_kind,
+)
+from model_backend.engine.constraint import ProgramFacts
 from model_backend.program import Program
 from model_backend.state import Action, StackFrame, State
 
@@ -101,13 +108,45 @@ class StepwiseEngine(Engine):
     once instead. Subclasses supply the generators, `run`, and keep `_state` current."""
 
     program: Program | None = None
+    facts: ProgramFacts | None = None  # of `program`
+    history: list[State]  # the states of the trajectory in the context, the current one last
 
     @abstractmethod
     def run(self, op: Generator[Any, Any, T]) -> T:
         """Drive one operation to its end and return its result."""
 
     @abstractmethod
-    def step_steps(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> Generator[Any, Any, State]: ...
+    def predict_steps(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> Generator[Any, Any, State]:
+        """One prediction: the state `action` leads to (`continue` with breakpoints: the nearest one)."""
+
+    def step_steps(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> Generator[Any, Any, State]:
+        """One predicted jump, or, when a breakpoint may wait inside a call that step_over or
+        step_return would run through, single steps until pdb would stop (engine/breakpoints.py)."""
+        if (action.is_inverse or self.facts is None or self._state is None
+                or not breakpoint_in_reach(self.facts, self._state, action.kind, breakpoints)):
+            return (yield from self.predict_steps(action, breakpoints))
+        return (yield from self._single_steps(action, breakpoints))
+
+    def _single_steps(self, action: Action, breakpoints: frozenset[int]) -> Generator[Any, Any, State]:
+        assert self.facts is not None
+        start, start_len = self.state, len(self.history)
+        printed: list[str] = []
+        state = start
+        for _ in range(MAX_SINGLE_STEPS):
+            kind = single_step_kind(self.facts, start, state, breakpoints)
+            state = yield from self.predict_steps(Action(kind=kind))
+            if state.error is not None:
+                return state  # the failed state says where the prediction broke off
+            printed.append(state.stdout)
+            if reached_stop(action.kind, start, state, breakpoints):
+                if len(printed) > 1 and any(printed):  # what the calls printed on the way, as one step shows it
+                    state = state.model_copy(update={"stdout": "".join(printed)})
+                    self.history[-1] = self._state = state
+                return state
+        # Too long a way (a long loop, or a model going round): predict the action in one jump.
+        del self.history[start_len:]
+        yield from self.replace_current_steps(start)
+        return (yield from self.predict_steps(action, breakpoints))
 
     @abstractmethod
     def resume_steps(self, program: Program, history: list[State], inverse: bool) -> Generator[Any, Any, State]: ...

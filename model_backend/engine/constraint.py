@@ -62,6 +62,7 @@ class ProgramFacts:
     # line -> the names a step from there can bind in its frame; absent: any (flow.line_bindings)
     binds: dict[int, frozenset[str]] = field(default_factory=dict)
     shared: frozenset[str] = frozenset()  # names any call can rebind (`global`, `nonlocal`)
+    suspending: frozenset[str] = frozenset()  # code names whose frames can yield or await (generators, coroutines)
 
     def locals_of(self, function: str | None) -> frozenset[str]:
         """The names a frame of `function` may show among its locals."""
@@ -140,7 +141,15 @@ class ProgramFacts:
             ends=frame_ends(tree),
             binds={} if dynamic else line_bindings(tree),
             shared=shared_names(tree),
+            suspending=frozenset(_suspending(tree)),
         )
+
+
+def _suspending(tree: ast.Module) -> set[str]:
+    names = {"<genexpr>"} if any(isinstance(node, ast.GeneratorExp) for node in ast.walk(tree)) else set()
+    names.update(node.name for node in ast.walk(tree)
+                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(suspends(st) for st in node.body))
+    return names
 
 
 # Names through which a program can reach a function without writing its name in a call, or bind

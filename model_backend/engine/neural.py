@@ -183,7 +183,7 @@ class NeuralEngine(StepwiseEngine):
         self._state = state
         return state
 
-    def step_steps(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> Feed[State]:
+    def predict_steps(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> Feed[State]:
         current = self.state
         if current.exit is not None:
             if action.is_inverse and len(self.history) > 1:

@@ -330,7 +330,7 @@ class VLLMEngine(StepwiseEngine):
         return state
         yield  # a generator that needs no generation  # noqa: B901
 
-    def step_steps(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> Op[State]:
+    def predict_steps(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> Op[State]:
         current = self.state
         if current.exit is not None:
             if action.is_inverse and len(self.history) > 1:
