@@ -22,8 +22,16 @@ from functools import cached_property
 
 from model_backend import safe_ast
 from model_backend import trace_format as fmt
-from model_backend.engine.flow import frame_ends, line_bindings, next_lines, shared_names, suspends
+from model_backend.engine.flow import (
+    frame_ends,
+    line_bindings,
+    next_lines,
+    shared_names,
+    simple_assignments,
+    suspends,
+)
 from model_backend.program import Program
+from model_backend.sandbox import Limits
 from model_backend.state import State
 
 # The repr of an int, a float, a str, a bool or None: a value that changes only when its name is rebound.
@@ -63,6 +71,10 @@ class ProgramFacts:
     binds: dict[int, frozenset[str]] = field(default_factory=dict)
     shared: frozenset[str] = frozenset()  # names any call can rebind (`global`, `nonlocal`)
     suspending: frozenset[str] = frozenset()  # code names whose frames can yield or await (generators, coroutines)
+    # line -> (name, repr) where the line is only `name = <literal>`, and line -> (name, other) where it
+    # is only `name = other` (flow.simple_assignments)
+    literals: dict[int, tuple[str, str]] = field(default_factory=dict)
+    copies: dict[int, tuple[str, str]] = field(default_factory=dict)
 
     def locals_of(self, function: str | None) -> frozenset[str]:
         """The names a frame of `function` may show among its locals."""
@@ -131,6 +143,7 @@ class ProgramFacts:
         if program.entry is not None:
             functions.discard("<module>")  # entry mode traces from the entry call: no module frame
         dynamic = _uses_dynamic_lookup(tree)  # then neither rule below can be trusted
+        literals, copies = simple_assignments(tree, Limits().max_repr)
         return cls(
             lines=lines, names=frozenset(names), functions=frozenset(functions),
             spans={name: frozenset(span) for name, span in spans.items()},
@@ -142,6 +155,8 @@ class ProgramFacts:
             binds={} if dynamic else line_bindings(tree),
             shared=shared_names(tree),
             suspending=frozenset(_suspending(tree)),
+            literals=literals,
+            copies=copies,
         )
 
 
@@ -437,6 +452,10 @@ class Locals:
     keys: frozenset[bytes]
     diff_allowed: bool
     diff_keys: frozenset[bytes] | None = None  # the only keys a diff may name (None: any of `keys`)
+    # key -> its only possible value, as JSON (a name the step bound to a literal); such a key must be
+    # written, except in a diff when it is among `unchanged` (it had that value already)
+    forced: tuple[tuple[bytes, bytes], ...] = ()
+    unchanged: frozenset[bytes] = frozenset()
     phase: int = 0  # 0 '{', 1 first key or '}', 2 key, 3 ':', 4 ' ', 5 value, 6 ',' or '}', 7 ' ', 8 '"', 9 done
     used: frozenset[bytes] = frozenset()
     key: bytes = b""
@@ -450,6 +469,11 @@ class Locals:
         if self.diff_allowed and self.count == 0:
             options.append(b"..")
         return options
+
+    def _may_close(self) -> bool:
+        """Whether `}` may come: every forced key written (in a diff, those that changed)."""
+        diff = b".." in self.used
+        return all(key in self.used or (diff and key in self.unchanged) for key, _ in self.forced)
 
     def feed(self, data: bytes) -> Locals | None:
         s: Locals | None = self
@@ -480,15 +504,17 @@ class Locals:
         if p in (1, 8):
             if byte == 0x22 and self._key_options():
                 return replace(self, phase=2, key=b"")
-            if p == 1 and byte == 0x7D:
+            if p == 1 and byte == 0x7D and self._may_close():
                 return replace(self, phase=9)
             return None
         if p == 2:
             if byte == 0x22:
                 if self.key not in self._key_options():
                     return None
+                forced = dict(self.forced).get(self.key)
                 value: JsonString | Choice = (
-                    Choice(frozenset({b'".."'})) if self.key == b".." else JsonString(repr_shape=True)
+                    Choice(frozenset({b'".."'})) if self.key == b".." else
+                    Choice(frozenset({forced})) if forced is not None else JsonString(repr_shape=True)
                 )
                 return replace(self, phase=3, used=self.used | {self.key}, value=value)
             key = self.key + bytes([byte])
@@ -499,7 +525,7 @@ class Locals:
             return replace(self, phase=5) if byte == 0x20 else None
         if p == 6:
             if byte == 0x7D:
-                return replace(self, phase=9)
+                return replace(self, phase=9) if self._may_close() else None
             if byte == 0x2C and self._key_options():
                 return replace(self, phase=7)
             return None
@@ -773,7 +799,9 @@ class FrameConstraint:
             changeable = self._changeable()
             diff_keys = None if changeable is None else frozenset(
                 k for k in keys if k.startswith(b"__") or k.decode("utf-8", "replace") in changeable)
-            return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys)
+            forced, unchanged = self._forced_values(keys if diff_keys is None else diff_keys)
+            return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys,
+                          forced=forced, unchanged=unchanged)
         if kind == "value":
             return Value()
         if kind == "string":
@@ -818,8 +846,9 @@ class FrameConstraint:
         """The variables a diff may name after a step within the frame: those the previous line's
         statement can bind, those any call can rebind, and those whose value may be a mutable object
         (a value whose repr is a number, a string, a bool or None can only change by a new binding).
-        Dunder names (a class body's own) are always allowed. None where the rule does not apply."""
-        if not self._step_within_frame() or self.stack_written:
+        Dunder names (a class body's own) are always allowed. The frame's return event right after such
+        a step is bound the same way (only the line's statement ran). None where the rule does not apply."""
+        if self.event not in ("line", "return") or not self._step_from_line() or self.stack_written:
             return None
         prev = self.prev
         assert prev is not None and prev.line is not None
@@ -828,6 +857,26 @@ class FrameConstraint:
             return None
         mutable = {name for name, value in prev.locals.items() if not IMMUTABLE_REPR.fullmatch(value)}
         return bound | self.facts.shared | mutable
+
+    def _forced_values(self, keys: frozenset[bytes]) -> tuple[tuple[tuple[bytes, bytes], ...], frozenset[bytes]]:
+        """After a step within the frame from a line that is only `name = <literal>` or `name = other`:
+        name's value (as JSON), and whether it had that value already. Nothing where the rule does not
+        apply, or where `other` is not among the frame's shown variables (a global, a builtin)."""
+        if not self._step_within_frame():
+            return (), frozenset()
+        prev = self.prev
+        assert prev is not None and prev.line is not None
+        if prev.line in self.facts.literals:
+            name, text = self.facts.literals[prev.line]
+        elif prev.line in self.facts.copies and self.facts.copies[prev.line][1] in prev.locals:
+            name, other = self.facts.copies[prev.line]
+            text = prev.locals[other]
+        else:
+            return (), frozenset()
+        if name.encode() not in keys:
+            return (), frozenset()
+        unchanged = frozenset({name.encode()}) if prev.locals.get(name) == text else frozenset()
+        return ((name.encode(), fmt._json(text).encode()),), unchanged
 
     def _frame_function(self) -> str | None:
         """The frame's function: from its stack, or the previous frame's when the stack was left out."""

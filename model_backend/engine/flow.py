@@ -21,6 +21,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator, Sequence
 
+from model_backend.tracer import safe_repr
+
 Lines = frozenset[int]
 _EMPTY: Lines = frozenset()
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -342,3 +344,52 @@ def line_bindings(tree: ast.Module) -> dict[int, frozenset[str]]:
 def shared_names(tree: ast.Module) -> frozenset[str]:
     """Names that code elsewhere can rebind during any call: those declared `global` or `nonlocal`."""
     return frozenset(n for node in ast.walk(tree) if isinstance(node, ast.Global | ast.Nonlocal) for n in node.names)
+
+
+def _holds_a_set(value: object) -> bool:
+    if isinstance(value, set | frozenset):
+        return True
+    if isinstance(value, list | tuple):
+        return any(_holds_a_set(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_a_set(v) for v in value.values())
+    return False
+
+
+def simple_assignments(tree: ast.Module, max_repr: int) -> tuple[dict[int, tuple[str, str]], dict[int, tuple[str, str]]]:
+    """Lines that hold nothing but `name = <literal>` or `name = other` (or `name: T = ...`), as two maps:
+    line -> (name, repr of the literal) and line -> (name, other). After a step from such a line's event
+    to the next line of the frame, `name` holds exactly that literal, shown as the tracer shows it (its
+    `safe_repr`: cut at `max_repr` characters, then "..."), or the very object `other` held, so the
+    same repr. A literal is read with ast.literal_eval, which evaluates no code. Sets are left out: a set
+    of several elements may print in another order than it was written. Names declared global or
+    nonlocal are left out: the binding is not the frame's own."""
+    starts: dict[int, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt):
+            starts[node.lineno] = starts.get(node.lineno, 0) + 1
+    shared = shared_names(tree)
+    literals: dict[int, tuple[str, str]] = {}
+    copies: dict[int, tuple[str, str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target: ast.expr = node.targets[0]
+        elif isinstance(node, ast.AnnAssign) and node.value is not None and node.simple:
+            target = node.target
+        else:
+            continue
+        value_node = node.value
+        if (not isinstance(target, ast.Name) or target.id in shared or value_node is None
+                or node.lineno != node.end_lineno or starts.get(node.lineno) != 1):
+            continue
+        if isinstance(value_node, ast.Name):
+            if value_node.id != target.id:
+                copies[node.lineno] = (target.id, value_node.id)
+            continue
+        try:
+            value = ast.literal_eval(value_node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if not _holds_a_set(value):
+            literals[node.lineno] = (target.id, safe_repr(value, max_repr))
+    return literals, copies
