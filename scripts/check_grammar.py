@@ -27,8 +27,8 @@ from model_backend.program import Program
 from model_backend.state import State
 
 
-def value_refused(value: str) -> bool:
-    fed = JsonString(repr_shape=True).feed(json.dumps(value, ensure_ascii=False).encode())
+def value_refused(value: str, unique_keys: bool) -> bool:
+    fed = JsonString(repr_shape=True, unique_keys=unique_keys).feed(json.dumps(value, ensure_ascii=False).encode())
     return fed is None or not fed.complete
 
 
@@ -79,7 +79,7 @@ def main() -> None:
             for value in [*state.locals.values(), *([state.value] if state.value is not None else [])]:
                 values += 1
                 run = max(run, longest_run(value))
-                if value_refused(value):
+                if value_refused(value, facts.unique_keys):
                     refused_values.append(value)
             if state.stack:
                 allowed = facts.locals_of(state.stack[-1].function)

@@ -169,6 +169,31 @@ def test_repr_shape_ignores_brackets_inside_string_literals() -> None:
     assert opened.feed(b')"') is None
 
 
+@pytest.mark.parametrize(
+    ("text", "whole"),
+    [
+        ("{1, 1}", False), ("{1, 2}", True), ("{-1, 1}", True), ("{'a': 1, 'a': 2}", False),
+        ("{'': 1, '': 2}", False), ('{"it\'s": 1, "it\'s": 2}', False), ("{1.5: 0, 1.5: 1}", False),
+        ("{None: 1, None: 2}", False), ("{'a': 1, 'b': {'a': 2}}", True), ("{'a': {1, 1}}", False),
+        ("[{1: 2}, {1: 3}]", True), ("{1: 'a', 2: 'a'}", True), ("{'x': [1, 1], 'y': [1, 1]}", True),
+        ("{'a,b': 1, 'a': 2}", True), ("{'a:': 1, 'a': 2}", True), ("{}", True), ("Foo({'c': 1, 'c': 2})", False),
+        # Not plain: two keys with one repr may be two values (tuples are left alone too).
+        ("{<Foo object>, <Foo object>}", True), ("{(1, 2): 1, (1, 2): 2}", True), ("{nan, nan}", True),
+    ],
+)
+def test_a_dict_or_set_holds_a_plain_key_once(text: str, whole: bool) -> None:
+    fed = JsonString(repr_shape=True, unique_keys=True).feed(json.dumps(text, ensure_ascii=False).encode())
+    assert (fed is not None and fed.complete) == whole, text
+    assert feed_json(text) is not None, "without the rule every shape-correct repr goes"
+
+
+def test_unique_keys_are_off_where_the_program_writes_its_own_reprs() -> None:
+    """A user's __repr__ may print `{1, 1}` (a multiset, say): such programs go free."""
+    plain = ProgramFacts.of(Program(source="def f(x):\n    return {x}\n", entry="f(1)"))
+    custom = ProgramFacts.of(Program(source="class Bag:\n    def __repr__(self):\n        return '{1, 1}'\n"))
+    assert plain.unique_keys and not custom.unique_keys
+
+
 def test_stack_entries_lie_in_their_own_functions() -> None:
     """Every entry of a stack, callers included, is on a line of the function it names."""
 

@@ -5,9 +5,10 @@ which special tokens may come next, and whether a piece of ordinary text (a BPE 
 It enforces the grammar of docs/trace-format.md and the program's facts: line numbers of the
 program only, function names of the program only, stacks whose callers sit on lines that can call
 the frame above them, JSON locals whose keys are names that can be variables of the frame's function,
-JSON strings of bounded length; and, given the action, what one step within a frame can do (the line
-that can come next, the variables it can change: model_backend/engine/flow.py). Every path through it
-ends in a frame that parses.
+JSON strings of bounded length holding repr-shaped values (no plain key twice in a dict or a set, where
+the program writes no repr of its own); and, given the action, what one step within a frame can do (the
+line that can come next, the variables it can change, the value a literal assignment gives:
+model_backend/engine/flow.py). Every path through it ends in a frame that parses.
 The source line after `<|src_sep|>` is not generated at all: it follows from the line number and is
 fed to the model as forced text.
 """
@@ -75,6 +76,9 @@ class ProgramFacts:
     # is only `name = other` (flow.simple_assignments)
     literals: dict[int, tuple[str, str]] = field(default_factory=dict)
     copies: dict[int, tuple[str, str]] = field(default_factory=dict)
+    # No repr of the program's own can print braces as it likes (the source never names __repr__), so a
+    # `{...}` in a value is a dict or a set, whose keys are distinct
+    unique_keys: bool = False
 
     def locals_of(self, function: str | None) -> frozenset[str]:
         """The names a frame of `function` may show among its locals."""
@@ -157,6 +161,7 @@ class ProgramFacts:
             suspending=frozenset(_suspending(tree)),
             literals=literals,
             copies=copies,
+            unique_keys="__repr__" not in program.source,
         )
 
 
@@ -348,6 +353,56 @@ def _repr_shape_step(brackets: bytes, quote: int, escaped: bool, char: int) -> t
     return brackets, 0, False
 
 
+# A dict key or set element whose repr is its value: two equal texts are one value, which a dict or a
+# set cannot hold twice (not so for `<Foo object>`, whose repr hides which object it is).
+_PLAIN_KEY = re.compile(rb"-?\d+(\.\d+)?(e[-+]?\d+)?|'([^'\\]|\\.)*'|\"([^\"\\]|\\.)*\"|True|False|None")
+
+# One entry per open bracket of a repr, innermost last: None, or for a `{`, (kind, keys seen, the text of
+# the key or element being written (None once it holds a bracket), whether a dict's value is being written).
+Braces = tuple[tuple[int, frozenset[bytes], bytes | None, bool] | None, ...]
+_UNKNOWN, _DICT, _SET = 0, 1, 2
+
+
+def _with_key(seen: frozenset[bytes], text: bytes | None) -> frozenset[bytes] | None:
+    """`seen` and one more key or element; None if it is a plain one already there."""
+    if text is None or not _PLAIN_KEY.fullmatch(text):
+        return seen
+    return None if text in seen else seen | {text}
+
+
+def _unique_keys_step(braces: Braces, quote: int, char: int) -> Braces | None:
+    """One character of a repr (`quote`: the string literal open before it, 0 outside one) for the rule
+    that a dict's keys and a set's elements are distinct: None where a plain key comes a second time.
+    The repr's brackets are checked by _repr_shape_step; this follows only what sits in `{...}`."""
+    top = braces[-1] if braces else None
+    if quote:  # inside a string literal: part of the key's text
+        if top is not None and top[2] is not None and not top[3]:
+            return (*braces[:-1], (top[0], top[1], top[2] + bytes([char]), top[3]))
+        return braces
+    if char in (0x28, 0x5B, 0x7B):  # a bracket opens: the key holding it is not a plain one
+        if top is not None and not top[3]:
+            braces = (*braces[:-1], (top[0], top[1], None, top[3]))
+        return (*braces, (_UNKNOWN, frozenset(), b"", False) if char == 0x7B else None)
+    if char in (0x29, 0x5D, 0x7D):
+        if char == 0x7D and top is not None and not top[3] and _with_key(top[1], top[2]) is None:
+            return None  # a set's last element
+        return braces[:-1]
+    if top is None or char == 0x20:
+        return braces
+    kind, seen, text, in_value = top
+    if char == 0x3A and not in_value and kind != _SET:  # a dict's key ends
+        keys = _with_key(seen, text)
+        return None if keys is None else (*braces[:-1], (_DICT, keys, b"", True))
+    if char == 0x2C:
+        if in_value:  # a dict's value ends
+            return (*braces[:-1], (_DICT, seen, b"", False))
+        keys = _with_key(seen, text)  # a set's element ends
+        return None if keys is None else (*braces[:-1], (_SET, keys, b"", False))
+    if in_value or text is None:
+        return braces
+    return (*braces[:-1], (kind, seen, text + bytes([char]), in_value))
+
+
 @dataclass(frozen=True)
 class JsonString:
     """A JSON string as json.dumps(ensure_ascii=False) writes it, at most MAX_STRING bytes inside.
@@ -367,10 +422,13 @@ class JsonString:
     quote: int = 0  # the quote of the repr's open string literal, 0 outside one
     escaped: bool = False  # after a backslash inside that literal
     run: int = 0  # how many times `last` repeats at the end (plain characters only)
+    unique_keys: bool = False  # with repr_shape: refuse a plain dict key or set element written twice
+    braces: Braces = ()  # for unique_keys (see _unique_keys_step)
 
     def feed(self, data: bytes) -> JsonString | None:
         phase, length, last, run = self.phase, self.length, self.last, self.run
         shape, brackets, quote, escaped = self.repr_shape, self.brackets, self.quote, self.escaped
+        braces = self.braces
         for byte in data:
             char = -1  # the repr's character this byte completes, if any
             if phase == 0:
@@ -412,12 +470,17 @@ class JsonString:
             else:
                 return None
             if shape and char >= 0:
+                if self.unique_keys and length <= CUT_REPR:  # past it the tracer cut the repr
+                    stepped_braces = _unique_keys_step(braces, quote, char)
+                    if stepped_braces is None:
+                        return None
+                    braces = stepped_braces
                 stepped = _repr_shape_step(brackets, quote, escaped, char)
                 if stepped is None:
                     return None
                 brackets, quote, escaped = stepped
             last = byte
-        return JsonString(phase, length, last, shape, brackets, quote, escaped, run)
+        return JsonString(phase, length, last, shape, brackets, quote, escaped, run, self.unique_keys, braces)
 
     @property
     def complete(self) -> bool:
@@ -429,15 +492,17 @@ class Value:
     """A return value or exception: a JSON string, or `null`."""
 
     inner: JsonString | Choice | None = None
+    unique_keys: bool = False  # see JsonString
 
     def feed(self, data: bytes) -> Value | None:
         if not data:
             return self
         inner = self.inner
         if inner is None:
-            inner = Choice(frozenset({b"null"})) if data[:1] == b"n" else JsonString(repr_shape=True)
+            inner = (Choice(frozenset({b"null"})) if data[:1] == b"n"
+                     else JsonString(repr_shape=True, unique_keys=self.unique_keys))
         fed = inner.feed(data)
-        return Value(fed) if fed is not None else None
+        return Value(fed, self.unique_keys) if fed is not None else None
 
     @property
     def complete(self) -> bool:
@@ -456,6 +521,7 @@ class Locals:
     # written, except in a diff when it is among `unchanged` (it had that value already)
     forced: tuple[tuple[bytes, bytes], ...] = ()
     unchanged: frozenset[bytes] = frozenset()
+    unique_keys: bool = False  # see JsonString
     phase: int = 0  # 0 '{', 1 first key or '}', 2 key, 3 ':', 4 ' ', 5 value, 6 ',' or '}', 7 ' ', 8 '"', 9 done
     used: frozenset[bytes] = frozenset()
     key: bytes = b""
@@ -514,7 +580,8 @@ class Locals:
                 forced = dict(self.forced).get(self.key)
                 value: JsonString | Choice = (
                     Choice(frozenset({b'".."'})) if self.key == b".." else
-                    Choice(frozenset({forced})) if forced is not None else JsonString(repr_shape=True)
+                    Choice(frozenset({forced})) if forced is not None
+                    else JsonString(repr_shape=True, unique_keys=self.unique_keys)
                 )
                 return replace(self, phase=3, used=self.used | {self.key}, value=value)
             key = self.key + bytes([byte])
@@ -801,9 +868,9 @@ class FrameConstraint:
                 k for k in keys if k.startswith(b"__") or k.decode("utf-8", "replace") in changeable)
             forced, unchanged = self._forced_values(keys if diff_keys is None else diff_keys)
             return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys,
-                          forced=forced, unchanged=unchanged)
+                          forced=forced, unchanged=unchanged, unique_keys=facts.unique_keys)
         if kind == "value":
-            return Value()
+            return Value(unique_keys=facts.unique_keys)
         if kind == "string":
             return JsonString()
         return None  # "src": forced text
