@@ -54,8 +54,7 @@ def breakpoint_in_reach(facts: ProgramFacts, state: State, kind: str, breakpoint
             return False
         reach = reachable_functions(facts, facts.callees_of.get(function, facts.functions)) | {function}
     # Only functions whose lines are known (a def, a class body, a comprehension, a lambda) can hold one.
-    return any(function in facts.spans and facts.may_be_in(function, line)
-               for function in reach for line in breakpoints)
+    return any(callee in facts.spans and facts.may_be_in(callee, line) for callee in reach for line in breakpoints)
 
 
 def reached_stop(kind: str, start: State, state: State, breakpoints: frozenset[int]) -> bool:
