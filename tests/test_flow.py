@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -303,3 +304,58 @@ def test_a_program_traced_here_binds_its_simple_assignments() -> None:
         elif event.event in ("return", "call"):
             last.pop(event.frame_id, None)
     assert checked >= 10, checked
+
+
+def test_the_lines_step_into_must_leave_by_a_call() -> None:
+    from model_backend.engine.flow import must_call_lines
+
+    source = ("def g(x):\n"                            # 1
+              "    return x\n"                         # 2
+              "def h(x):\n"                            # 3
+              "    yield x\n"                          # 4
+              "def f(a, b):\n"                         # 5
+              "    y = g(a) + 1\n"                     # 6  a call
+              "    z = a and g(b)\n"                   # 7  may not run
+              "    w = g(a) if b else 0\n"             # 8  may not run
+              "    if g(b) > 0:\n"                     # 9  the test runs
+              "        pass\n"                         # 10
+              "    while b < g(a):\n"                  # 11 every visit runs the test
+              "        b += 1\n"                       # 12
+              "    for i in [g(a)]:\n"                 # 13 a for header: later visits run nothing of it
+              "        pass\n"                         # 14
+              "    v = [i for i in a]\n"               # 15 a comprehension's own frame
+              "    u = (i for i in a)\n"               # 16 a generator expression: no frame yet
+              "    t = h(a)\n"                         # 17 a generator function: no frame yet
+              "    s = lambda: g(a)\n"                 # 18 a lambda's body does not run
+              "    r = a < b < g(a)\n"                 # 19 the end of a chain may not run
+              "    q = k(a)\n"                         # 20 k is not the program's function
+              "    p = g(\n"                           # 21 over two lines
+              "        a)\n"                           # 22
+              "    print(g(a)); g(b)\n"                # 23 two statements on the line
+              "    assert a, g(b)\n"                   # 24 a message may not run
+              "    o = max(a, key=len)[g(b)]\n"        # 25 a call inside anything else runs
+              "    return g(a)\n")                     # 26
+    assert must_call_lines(ast.parse(source)) == {6, 9, 11, 15, 25, 26}
+    assert must_call_lines(ast.parse(source + "g = 3\n")) == {15}  # g may be something else
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_traced_line_that_must_call_does(name: str) -> None:
+    """On the corpus traces: the event after a line event on such a line (in a frame flow.py follows) is a
+    call or an exception, in any frame."""
+    program, result = traced(name)
+    must_call = ProgramFacts.of(program).must_call
+    for event, following in pairwise(result.events):
+        if event.event == "line" and event.line in must_call and event.function not in EXPRESSION_FRAMES:
+            assert following.event in ("call", "exception"), (event.function, event.line, following.event)
+
+
+def test_the_grammar_asks_for_a_call_after_step_into_only() -> None:
+    program = Program(source="def g(x):\n    return x\ndef f(a):\n    y = g(a)\n    return y\n", entry="f(1)")
+    facts = ProgramFacts.of(program)
+    prev = State(event="line", line=4, stack=[StackFrame(function="f", line=4)], locals={"a": "1"})
+    line, ret, call = (fmt.EVENT_TOKENS[(False, e)] for e in ("line", "return", "call"))
+    into = FrameConstraint(facts, prev, False, "step_into").allowed_specials()
+    assert call in into and line not in into and ret not in into
+    over = FrameConstraint(facts, prev, False, "step_over").allowed_specials()
+    assert line in over

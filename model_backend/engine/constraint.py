@@ -26,6 +26,7 @@ from model_backend import trace_format as fmt
 from model_backend.engine.flow import (
     frame_ends,
     line_bindings,
+    must_call_lines,
     next_lines,
     shared_names,
     simple_assignments,
@@ -79,6 +80,7 @@ class ProgramFacts:
     # No repr of the program's own can print braces as it likes (the source never names __repr__), so a
     # `{...}` in a value is a dict or a set, whose keys are distinct
     unique_keys: bool = False
+    must_call: frozenset[int] = frozenset()  # lines that step_into leaves by a call (flow.must_call_lines)
 
     def locals_of(self, function: str | None) -> frozenset[str]:
         """The names a frame of `function` may show among its locals."""
@@ -162,6 +164,7 @@ class ProgramFacts:
             literals=literals,
             copies=copies,
             unique_keys="__repr__" not in program.source,
+            must_call=must_call_lines(tree),
         )
 
 
@@ -890,10 +893,13 @@ class FrameConstraint:
 
     def _event_may_follow(self, event: str) -> bool:
         """After such a step: a line event only if some line can follow the previous one in its frame, a
-        return only if the previous line can end the frame. Every other event stays free."""
+        return only if the previous line can end the frame, and neither after step_into from a line that
+        always calls a function of the program. Every other event stays free."""
         if event not in ("line", "return") or not self._step_from_line():
             return True
         assert self.prev is not None and self.prev.line is not None
+        if self.action == "step_into" and self.prev.line in self.facts.must_call:
+            return False
         following = self.facts.next_lines.get(self.prev.line)
         if following is None:
             return True

@@ -393,3 +393,88 @@ def simple_assignments(tree: ast.Module, max_repr: int) -> tuple[dict[int, tuple
         if not _holds_a_set(value):
             literals[node.lineno] = (target.id, safe_repr(value, max_repr))
     return literals, copies
+
+
+def _plain_functions(tree: ast.Module) -> frozenset[str]:
+    """Names that can only ever mean one plain function of the program: bound by a single undecorated
+    `def` that cannot yield or await, and by nothing else anywhere (no other def, class, assignment,
+    parameter, import, loop or `as` target, `global`/`nonlocal`). A load of such a name runs that
+    function when called, or raises NameError."""
+    defs: dict[str, int] = {}
+    plain: set[str] = set()
+    other: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defs[node.name] = defs.get(node.name, 0) + 1
+            if (isinstance(node, ast.FunctionDef) and not node.decorator_list
+                    and not any(suspends(statement) for statement in node.body)):
+                plain.add(node.name)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            other.add(node.id)
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+        elif isinstance(node, ast.alias):
+            other.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            other.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            other.add(node.rest)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            other.update(node.names)
+    return frozenset(name for name in plain if defs[name] == 1 and name not in other)
+
+
+def _runs_a_call(node: ast.AST, functions: frozenset[str]) -> bool:
+    """Whether evaluating the expression always starts a frame of the program (unless something raises
+    first): a call of one of `functions` by name, or a list, set or dict comprehension (a frame of its
+    own in CPython 3.11), outside the parts that may not run (the operands after the first of `and`/`or`,
+    the branches of `x if c else y`, the comparisons after the first of a chain, a lambda's body, a
+    generator expression's body)."""
+    if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp):
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
+        return True
+    if isinstance(node, ast.BoolOp):
+        parts: list[ast.AST] = node.values[:1]
+    elif isinstance(node, ast.IfExp):
+        parts = [node.test]
+    elif isinstance(node, ast.Compare):
+        parts = [node.left, node.comparators[0]]
+    elif isinstance(node, ast.Lambda):
+        parts = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+    elif isinstance(node, ast.GeneratorExp):
+        parts = [node.generators[0].iter]
+    else:
+        parts = list(ast.iter_child_nodes(node))
+    return any(_runs_a_call(part, functions) for part in parts)
+
+
+def must_call_lines(tree: ast.Module) -> Lines:
+    """Lines whose line event step_into must leave by a call event (or an exception): the line holds one
+    statement, on that line alone, that always calls a function of the program before it ends (see
+    _runs_a_call): a simple statement, or the test of an `if`, `elif` or `while`. Left out: `for` and
+    `with` headers (a loop's or a with's later visits to the line evaluate nothing of it), a def or class
+    line, an `assert`'s message, and anything that can yield or await."""
+    functions = _plain_functions(tree)
+    starts: dict[int, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt):
+            starts[node.lineno] = starts.get(node.lineno, 0) + 1
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt) or starts[node.lineno] != 1:
+            continue
+        if isinstance(node, ast.If | ast.While):
+            runs: list[ast.AST] = [node.test]
+            last = node.test.end_lineno
+        elif isinstance(node, ast.Assert):
+            runs, last = [node.test], node.end_lineno
+        elif isinstance(node, ast.AnnAssign):  # a local's annotation is never evaluated
+            runs, last = [node.target, *([node.value] if node.value else [])], node.end_lineno
+        elif isinstance(node, ast.Expr | ast.Assign | ast.AugAssign | ast.Return | ast.Delete | ast.Raise):
+            runs, last = [node], node.end_lineno
+        else:
+            continue
+        if last == node.lineno and not suspends(node) and any(_runs_a_call(part, functions) for part in runs):
+            lines.add(node.lineno)
+    return frozenset(lines)
