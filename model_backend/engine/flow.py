@@ -6,7 +6,9 @@ statement (a statement over several lines reports them in any order), the statem
 header at the end of a loop body, the branches of an `if`, and so on. It over-approximates on purpose:
 every `with` header, `except` line and `finally` block around a statement is added, since leaving a
 block early runs them. `frame_ends(tree)` gives the lines from which a step can end in the frame's
-return event, and `line_bindings(tree)` maps each line to the names a step from there can bind.
+return event, `line_bindings(tree)` maps each line to the names a step from there can bind,
+`simple_assignments(tree)` gives the value a line that only assigns a literal or another name binds, and
+`must_call_lines(tree)` the lines that always call a function of the program before they end.
 
 Constrained decoding uses them after step_into or step_over from a line (model_backend/engine/
 constraint.py): the next line must be one that can follow, a return must come from a line that can end
