@@ -437,7 +437,7 @@ def _runs_a_call(node: ast.AST, functions: frozenset[str]) -> bool:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
         return True
     if isinstance(node, ast.BoolOp):
-        parts: list[ast.AST] = node.values[:1]
+        parts: list[ast.AST] = [*node.values[:1]]
     elif isinstance(node, ast.IfExp):
         parts = [node.test]
     elif isinstance(node, ast.Compare):
