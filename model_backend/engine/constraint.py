@@ -25,12 +25,13 @@ from model_backend import safe_ast
 from model_backend import trace_format as fmt
 from model_backend.engine.flow import (
     frame_ends,
+    is_generator_def,
     line_bindings,
     must_call_lines,
     next_lines,
     shared_names,
     simple_assignments,
-    suspends,
+    suspending_functions,
 )
 from model_backend.program import Program
 from model_backend.sandbox import Limits
@@ -160,19 +161,12 @@ class ProgramFacts:
             ends=frame_ends(tree),
             binds={} if dynamic else line_bindings(tree),
             shared=shared_names(tree),
-            suspending=frozenset(_suspending(tree)),
+            suspending=suspending_functions(tree),
             literals=literals,
             copies=copies,
             unique_keys="__repr__" not in program.source,
             must_call=must_call_lines(tree),
         )
-
-
-def _suspending(tree: ast.Module) -> set[str]:
-    names = {"<genexpr>"} if any(isinstance(node, ast.GeneratorExp) for node in ast.walk(tree)) else set()
-    names.update(node.name for node in ast.walk(tree)
-                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(suspends(st) for st in node.body))
-    return names
 
 
 # Names through which a program can reach a function without writing its name in a call, or bind
@@ -216,7 +210,7 @@ def direct_call_lines(tree: ast.Module) -> dict[str, frozenset[int]]:
     methods = {id(st) for body in class_bodies for st in body}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
-            plain = not node.decorator_list and id(node) not in methods and not any(suspends(st) for st in node.body)
+            plain = not node.decorator_list and id(node) not in methods and not is_generator_def(node)
             defs[node.name] = defs.get(node.name, True) and plain
         elif isinstance(node, ast.AsyncFunctionDef | ast.ClassDef):
             defs[node.name] = False
@@ -358,7 +352,7 @@ def _repr_shape_step(brackets: bytes, quote: int, escaped: bool, char: int) -> t
 
 # A dict key or set element whose repr is its value: two equal texts are one value, which a dict or a
 # set cannot hold twice (not so for `<Foo object>`, whose repr hides which object it is).
-_PLAIN_KEY = re.compile(rb"-?\d+(\.\d+)?(e[-+]?\d+)?|'([^'\\]|\\.)*'|\"([^\"\\]|\\.)*\"|True|False|None")
+_PLAIN_KEY = re.compile(IMMUTABLE_REPR.pattern.encode())
 
 # One entry per open bracket of a repr, innermost last: None, or for a `{`, (kind, keys seen, the text of
 # the key or element being written (None once it holds a bracket), whether a dict's value is being written).
@@ -520,10 +514,10 @@ class Locals:
     keys: frozenset[bytes]
     diff_allowed: bool
     diff_keys: frozenset[bytes] | None = None  # the only keys a diff may name (None: any of `keys`)
-    # key -> its only possible value, as JSON (a name the step bound to a literal); such a key must be
-    # written, except in a diff when it is among `unchanged` (it had that value already)
-    forced: tuple[tuple[bytes, bytes], ...] = ()
-    unchanged: frozenset[bytes] = frozenset()
+    # (key, its only possible value as JSON): a name the step bound to a known value; the key must be
+    # written, except in a diff when it had that value already (`forced_unchanged`)
+    forced: tuple[bytes, bytes] | None = None
+    forced_unchanged: bool = False
     unique_keys: bool = False  # see JsonString
     phase: int = 0  # 0 '{', 1 first key or '}', 2 key, 3 ':', 4 ' ', 5 value, 6 ',' or '}', 7 ' ', 8 '"', 9 done
     used: frozenset[bytes] = frozenset()
@@ -540,9 +534,9 @@ class Locals:
         return options
 
     def _may_close(self) -> bool:
-        """Whether `}` may come: every forced key written (in a diff, those that changed)."""
-        diff = b".." in self.used
-        return all(key in self.used or (diff and key in self.unchanged) for key, _ in self.forced)
+        """Whether `}` may come: the forced key written (in a diff, if its value changed)."""
+        return (self.forced is None or self.forced[0] in self.used
+                or (self.forced_unchanged and b".." in self.used))
 
     def feed(self, data: bytes) -> Locals | None:
         s: Locals | None = self
@@ -580,10 +574,9 @@ class Locals:
             if byte == 0x22:
                 if self.key not in self._key_options():
                     return None
-                forced = dict(self.forced).get(self.key)
                 value: JsonString | Choice = (
                     Choice(frozenset({b'".."'})) if self.key == b".." else
-                    Choice(frozenset({forced})) if forced is not None
+                    Choice(frozenset({self.forced[1]})) if self.forced is not None and self.key == self.forced[0]
                     else JsonString(repr_shape=True, unique_keys=self.unique_keys)
                 )
                 return replace(self, phase=3, used=self.used | {self.key}, value=value)
@@ -869,9 +862,9 @@ class FrameConstraint:
             changeable = self._changeable()
             diff_keys = None if changeable is None else frozenset(
                 k for k in keys if k.startswith(b"__") or k.decode("utf-8", "replace") in changeable)
-            forced, unchanged = self._forced_values(keys if diff_keys is None else diff_keys)
+            forced, unchanged = self._forced_value(keys if diff_keys is None else diff_keys)
             return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys,
-                          forced=forced, unchanged=unchanged, unique_keys=facts.unique_keys)
+                          forced=forced, forced_unchanged=unchanged, unique_keys=facts.unique_keys)
         if kind == "value":
             return Value(unique_keys=facts.unique_keys)
         if kind == "string":
@@ -931,12 +924,12 @@ class FrameConstraint:
         mutable = {name for name, value in prev.locals.items() if not IMMUTABLE_REPR.fullmatch(value)}
         return bound | self.facts.shared | mutable
 
-    def _forced_values(self, keys: frozenset[bytes]) -> tuple[tuple[tuple[bytes, bytes], ...], frozenset[bytes]]:
+    def _forced_value(self, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes] | None, bool]:
         """After a step within the frame from a line that is only `name = <literal>` or `name = other`:
         name's value (as JSON), and whether it had that value already. Nothing where the rule does not
         apply, or where `other` is not among the frame's shown variables (a global, a builtin)."""
         if not self._step_within_frame():
-            return (), frozenset()
+            return None, False
         prev = self.prev
         assert prev is not None and prev.line is not None
         if prev.line in self.facts.literals:
@@ -945,11 +938,10 @@ class FrameConstraint:
             name, other = self.facts.copies[prev.line]
             text = prev.locals[other]
         else:
-            return (), frozenset()
+            return None, False
         if name.encode() not in keys:
-            return (), frozenset()
-        unchanged = frozenset({name.encode()}) if prev.locals.get(name) == text else frozenset()
-        return ((name.encode(), fmt._json(text).encode()),), unchanged
+            return None, False
+        return (name.encode(), fmt._json(text).encode()), prev.locals.get(name) == text
 
     def _frame_function(self) -> str | None:
         """The frame's function: from its stack, or the previous frame's when the stack was left out."""

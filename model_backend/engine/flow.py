@@ -73,6 +73,29 @@ def suspends(node: ast.AST) -> bool:
     return False
 
 
+def is_generator_def(node: ast.AST) -> bool:
+    """A def whose own body can yield or await: calling it makes a generator or coroutine, not a frame."""
+    return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(suspends(st) for st in node.body)
+
+
+def suspending_functions(tree: ast.Module) -> frozenset[str]:
+    """Code names whose frames can yield or await: generator and coroutine defs, generator expressions."""
+    names = {node.name for node in ast.walk(tree)
+             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and is_generator_def(node)}
+    if any(isinstance(node, ast.GeneratorExp) for node in ast.walk(tree)):
+        names.add("<genexpr>")
+    return frozenset(names)
+
+
+def _statements_per_line(tree: ast.Module) -> dict[int, int]:
+    """Line -> how many statements start on it (more than one: `a = 1; b = 2`)."""
+    starts: dict[int, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt):
+            starts[node.lineno] = starts.get(node.lineno, 0) + 1
+    return starts
+
+
 def _except_lines(handler: ast.ExceptHandler) -> Lines:
     """The lines of an `except E as e:` clause, which it tests (and binds `e`) on."""
     return _span(handler.lineno, handler.type.end_lineno if handler.type else handler.lineno)
@@ -366,10 +389,7 @@ def simple_assignments(tree: ast.Module, max_repr: int) -> tuple[dict[int, tuple
     same repr. A literal is read with ast.literal_eval, which evaluates no code. Sets are left out: a set
     of several elements may print in another order than it was written. Names declared global or
     nonlocal are left out: the binding is not the frame's own."""
-    starts: dict[int, int] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt):
-            starts[node.lineno] = starts.get(node.lineno, 0) + 1
+    starts = _statements_per_line(tree)
     shared = shared_names(tree)
     literals: dict[int, tuple[str, str]] = {}
     copies: dict[int, tuple[str, str]] = {}
@@ -408,8 +428,7 @@ def _plain_functions(tree: ast.Module) -> frozenset[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             defs[node.name] = defs.get(node.name, 0) + 1
-            if (isinstance(node, ast.FunctionDef) and not node.decorator_list
-                    and not any(suspends(statement) for statement in node.body)):
+            if isinstance(node, ast.FunctionDef) and not node.decorator_list and not is_generator_def(node):
                 plain.add(node.name)
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             other.add(node.id)
@@ -458,10 +477,7 @@ def must_call_lines(tree: ast.Module) -> Lines:
     `with` headers (a loop's or a with's later visits to the line evaluate nothing of it), a def or class
     line, an `assert`'s message, and anything that can yield or await."""
     functions = _plain_functions(tree)
-    starts: dict[int, int] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt):
-            starts[node.lineno] = starts.get(node.lineno, 0) + 1
+    starts = _statements_per_line(tree)
     lines: set[int] = set()
     for node in ast.walk(tree):
         if not isinstance(node, ast.stmt) or starts[node.lineno] != 1:
