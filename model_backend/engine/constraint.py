@@ -25,6 +25,7 @@ from model_backend import safe_ast
 from model_backend import trace_format as fmt
 from model_backend.engine.flow import (
     frame_ends,
+    inert_lines,
     is_generator_def,
     line_bindings,
     must_call_lines,
@@ -39,6 +40,16 @@ from model_backend.state import State
 
 # The repr of an int, a float, a str, a bool or None: a value that changes only when its name is rebound.
 IMMUTABLE_REPR = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?|'([^'\\\n]|\\.)*'|\"([^\"\\\n]|\\.)*\"|True|False|None")
+# How the repr of a list, a tuple, a dict or a set begins (a program without classes has no other
+# objects printed so).
+_CONTAINER_REPR_START = ("[", "(", "{")
+
+
+def _builtin_value(text: str | None) -> bool:
+    """Whether a shown value is a number, a string, a bool, None, a list, a tuple, a dict or a set."""
+    return text is not None and (text.startswith(_CONTAINER_REPR_START) or IMMUTABLE_REPR.fullmatch(text) is not None)
+
+
 # Code inside an expression that runs in a frame of its own, and that frame's code name. Their lines are
 # the expression's, which flow.py does not follow.
 EXPRESSION_FRAME_NAMES: dict[type, str] = {ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>",
@@ -82,6 +93,9 @@ class ProgramFacts:
     # `{...}` in a value is a dict or a set, whose keys are distinct
     unique_keys: bool = False
     must_call: frozenset[int] = frozenset()  # lines that step_into leaves by a call (flow.must_call_lines)
+    # line -> the names it reads, where it calls nothing and changes no object if those hold builtin
+    # values (flow.inert_lines)
+    inert: dict[int, frozenset[str]] = field(default_factory=dict)
 
     def locals_of(self, function: str | None) -> frozenset[str]:
         """The names a frame of `function` may show among its locals."""
@@ -166,6 +180,7 @@ class ProgramFacts:
             copies=copies,
             unique_keys="__repr__" not in program.source,
             must_call=must_call_lines(tree),
+            inert={} if dynamic else inert_lines(tree),
         )
 
 
@@ -911,7 +926,8 @@ class FrameConstraint:
     def _changeable(self) -> frozenset[str] | None:
         """The variables a diff may name after a step within the frame: those the previous line's
         statement can bind, those any call can rebind, and those whose value may be a mutable object
-        (a value whose repr is a number, a string, a bool or None can only change by a new binding).
+        (a value whose repr is a number, a string, a bool or None can only change by a new binding),
+        unless the line is inert (flow.inert_lines) and every name it reads holds a builtin value.
         Dunder names (a class body's own) are always allowed. The frame's return event right after such
         a step is bound the same way (only the line's statement ran). None where the rule does not apply."""
         if self.event not in ("line", "return") or not self._step_from_line() or self.stack_written:
@@ -921,6 +937,9 @@ class FrameConstraint:
         bound = self.facts.binds.get(prev.line)
         if bound is None:
             return None
+        reads = self.facts.inert.get(prev.line)
+        if reads is not None and all(_builtin_value(prev.locals.get(name)) for name in reads):
+            return bound | self.facts.shared  # nothing ran that could change an object
         mutable = {name for name, value in prev.locals.items() if not IMMUTABLE_REPR.fullmatch(value)}
         return bound | self.facts.shared | mutable
 

@@ -7,13 +7,15 @@ header at the end of a loop body, the branches of an `if`, and so on. It over-ap
 every `with` header, `except` line and `finally` block around a statement is added, since leaving a
 block early runs them. `frame_ends(tree)` gives the lines from which a step can end in the frame's
 return event, `line_bindings(tree)` maps each line to the names a step from there can bind,
-`simple_assignments(tree)` gives the value a line that only assigns a literal or another name binds, and
-`must_call_lines(tree)` the lines that always call a function of the program before they end.
+`simple_assignments(tree)` gives the value a line that only assigns a literal or another name binds,
+`must_call_lines(tree)` the lines that always call a function of the program before they end, and
+`inert_lines(tree)` the lines that call nothing and change no object when the names they read hold
+builtin values.
 
 Constrained decoding uses them after step_into or step_over from a line (model_backend/engine/
 constraint.py): the next line must be one that can follow, a return must come from a line that can end
 the frame, and a diff of the locals may name only a variable the line can bind, one a call can rebind
-(`global`, `nonlocal`), or one whose value may be a mutable object. This refuses the model's own mistakes (skipping a line, leaving a loop from its middle,
+(`global`, `nonlocal`), or one whose value may be a mutable object (not after an inert line). This refuses the model's own mistakes (skipping a line, leaving a loop from its middle,
 changing an int nobody assigned). Derived from the source text alone, never by running it, and checked
 against traced programs (tests/test_flow.py) and every frame of our datasets (scripts/check_grammar.py).
 """
@@ -496,3 +498,68 @@ def must_call_lines(tree: ast.Module) -> Lines:
         if last == node.lineno and not suspends(node) and any(_runs_a_call(part, functions) for part in runs):
             lines.add(node.lineno)
     return frozenset(lines)
+
+
+# Expression nodes whose evaluation, on values of the builtin types alone, runs no code of the program
+# and changes no object: displays, operators, comparisons, indexing, f-strings. Calls, attributes,
+# comprehensions, `*`/`**` unpacking, lambdas, `:=`, yield and await are left out.
+_INERT_NODES = (ast.Constant, ast.Name, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.BinOp, ast.UnaryOp, ast.BoolOp,
+                ast.Compare, ast.IfExp, ast.Subscript, ast.Slice, ast.JoinedStr, ast.FormattedValue,
+                ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+
+
+def _inert_expression(node: ast.AST) -> bool:
+    for part in ast.walk(node):
+        if not isinstance(part, _INERT_NODES):
+            return False
+        if isinstance(part, ast.Name | ast.Subscript | ast.List | ast.Tuple) and not isinstance(part.ctx, ast.Load):
+            return False
+        if isinstance(part, ast.Dict) and None in part.keys:  # `{**other}`
+            return False
+    return True
+
+
+def _inert_statement(node: ast.stmt) -> bool:
+    """Whether the statement's header evaluates only inert expressions and binds only plain names (a
+    tuple of names only from a tuple display: unpacking anything else iterates it)."""
+    if isinstance(node, ast.Pass | ast.Break | ast.Continue):
+        return True
+    if isinstance(node, ast.Expr | ast.Return | ast.If | ast.While):
+        value = node.test if isinstance(node, ast.If | ast.While) else node.value
+        return value is None or _inert_expression(value)
+    if isinstance(node, ast.AnnAssign):  # a local's annotation is never evaluated
+        return node.simple == 1 and node.value is not None and _inert_expression(node.value)
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            if isinstance(target, ast.Tuple | ast.List):
+                if not (isinstance(node.value, ast.Tuple) and len(node.value.elts) == len(target.elts)
+                        and all(isinstance(t, ast.Name) for t in target.elts)):
+                    return False
+            elif not isinstance(target, ast.Name):
+                return False
+        return _inert_expression(node.value)
+    return False
+
+
+def inert_lines(tree: ast.Module) -> dict[int, frozenset[str]]:
+    """Line -> the names its statement reads, for lines where every statement whose header holds the
+    line is inert: it calls nothing and changes no object, provided the names it reads hold values of
+    the builtin types (the caller checks their reprs: a number, a string, a bool, None, a list, a tuple,
+    a dict or a set). Then a step from the line changes no variable but those the line binds. Empty for
+    a program that defines a class: an instance's operators and repr may be the program's own code."""
+    if any(isinstance(node, ast.ClassDef) for node in ast.walk(tree)):
+        return {}
+    reads: dict[int, set[str]] = {}
+    mixed: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        lines = _header(node)
+        if not _inert_statement(node):
+            mixed |= lines
+            continue
+        names = {n.id for part in _header_parts(node) for n in ast.walk(part)
+                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        for line in lines:
+            reads.setdefault(line, set()).update(names)
+    return {line: frozenset(names) for line, names in reads.items() if line not in mixed}
