@@ -13,6 +13,7 @@ import io
 import json
 import os
 import re
+import signal
 import sys
 import time
 import types
@@ -20,7 +21,6 @@ from typing import Any
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
-_FLUSH_EVERY = 64  # events between flushes of the output pipe
 
 
 class _StopTracing(BaseException):
@@ -73,6 +73,7 @@ class Recorder:
         self.max_events: int = cfg["max_events"]
         self.max_repr: int = cfg["max_repr"]
         self.deadline = time.monotonic() + cfg["time_limit"]
+        self.wall_clock_reason = f"wall-clock limit of {cfg['time_limit']:g}s reached"
         self.patches: dict[int, list[tuple[str, str]]] = {}
         self.jumps: dict[int, int] = {}  # line event index -> the line it jumps to
         for p in cfg.get("patches", []):
@@ -172,7 +173,7 @@ class Recorder:
         if self.count >= self.max_events:
             self.finish("never", f"event limit {self.max_events} reached", truncated=True)
         if self.count % 256 == 0 and time.monotonic() > self.deadline:
-            self.finish("never", "time limit reached")
+            self.finish("never", self.wall_clock_reason)
         index = self.count
         if index in self.patches:
             self.apply_patches(frame, index)
@@ -218,9 +219,15 @@ class Recorder:
         self.count += 1
 
     def emit(self, obj: dict[str, Any]) -> None:
+        # Each event goes out at once: a program killed in a long call of C code (which holds the
+        # interpreter, so no alarm or thread of ours can run) must not take its last events with it.
         self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
-        if self.count % _FLUSH_EVERY == 0:
-            self.out.flush()
+        self.out.flush()
+
+    def on_alarm(self, signum: int, frame: types.FrameType | None) -> None:
+        """The wall-clock limit, while the program sleeps or waits (no event to check the deadline at):
+        end the trace from here, so that the events and output so far are kept."""
+        self.finish("never", self.wall_clock_reason)
 
     def finish(self, code: str, reason: str | None, truncated: bool = False) -> None:
         """Write the end record and leave at once (user code must not get a chance to catch this)."""
@@ -292,6 +299,8 @@ def main(request_path: str, out_fd: int) -> None:
     sys.stdout = recorder.capture  # type: ignore[assignment]
     sys.stdin = io.StringIO("")  # closed input: input() raises EOFError
     sys.argv = [path, *[str(a) for a in req.get("argv") or []]]  # as `python path args...` would set it
+    signal.signal(signal.SIGALRM, recorder.on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, float(req["time_limit"]))
     _install_audit_hook(os.getcwd(), allowed)
 
     try:

@@ -65,6 +65,24 @@ def test_wall_clock_limit_for_a_sleeping_program() -> None:
     assert result.exit == "never" and "wall-clock" in (result.exit_reason or "")
 
 
+def test_a_program_stopped_while_it_sleeps_keeps_its_events_and_output() -> None:
+    """Nothing the program did before the limit is lost: every event, and what it printed last."""
+    source = "import time\nprint('start')\nx = 1\nprint('waiting')\ntime.sleep(60)\n"
+    result = run_trace(Program(source=source, path="/tmp/s.py"), Limits(wall_time=1.0))
+    assert result.exit == "never" and result.exit_reason == "wall-clock limit of 1s reached"
+    assert [e.line for e in result.events] == [1, 2, 3, 4, 5]
+    assert "".join(e.stdout for e in result.events) + result.stdout_tail == "start\nwaiting\n"
+
+
+def test_a_program_stopped_inside_a_long_c_call_keeps_its_events() -> None:
+    """`sum` over a huge range never returns to the interpreter loop, so only the limit from outside
+    stops it; the events before it were already sent."""
+    source = "x = 1\ny = x + 1\nz = sum(range(10**12))\n"
+    result = run_trace(Program(source=source, path="/tmp/c.py"), Limits(wall_time=1.0, cpu_time=1))
+    assert result.exit == "never"
+    assert [e.line for e in result.events] == [1, 2, 3]
+
+
 def test_working_directory_is_fresh_and_temporary() -> None:
     src = "import os\nhere = os.getcwd()\nfiles = sorted(os.listdir('.'))\n"
     result = run_trace(Program(source=src, path="/tmp/cwd.py"), FAST)
