@@ -161,14 +161,26 @@ class BreakpointTable:
             if previous is not None:
                 new.append(previous)
                 continue
-            new.append(self._make(line, cond, hit, log))
+            reserved = spec.get("id")
+            new.append(self._make(line, cond, hit, log, reserved if isinstance(reserved, int) else None))
         self.items = new
         return new
 
+    def reserve_id(self) -> int:
+        """An id for a breakpoint made later (`replace` with this "id" in its spec): a client is told the
+        ids of breakpoints it sets before the program is known, and later events must use the same."""
+        self._next_id += 1
+        return self._next_id - 1
+
     def add(self, line: int, condition: str | None = None, hit_condition: str | None = None,
-            log_message: str | None = None) -> Breakpoint:
+            log_message: str | None = None, keep_refused: bool = True) -> Breakpoint:
+        """Add one breakpoint. With keep_refused=False one that cannot be verified is not kept and gives
+        its number back (pdb numbers only the breakpoints it sets)."""
         bp = self._make(line, _text(condition), _text(hit_condition), _text(log_message))
-        self.items.append(bp)
+        if bp.verified or keep_refused:
+            self.items.append(bp)
+        else:
+            self._next_id -= 1
         return bp
 
     def remove_line(self, line: int | None) -> list[Breakpoint]:
@@ -177,10 +189,10 @@ class BreakpointTable:
         self.items = [b for b in self.items if b not in gone]
         return gone
 
-    def _make(self, line: int, cond: str | None, hit: str | None, log: str | None) -> Breakpoint:
-        bp = Breakpoint(id=self._next_id, requested_line=line, line=None, condition=cond,
-                        hit_condition=hit, log_message=log)
-        self._next_id += 1
+    def _make(self, line: int, cond: str | None, hit: str | None, log: str | None,
+              reserved_id: int | None = None) -> Breakpoint:
+        bp = Breakpoint(id=reserved_id if reserved_id is not None else self.reserve_id(), requested_line=line,
+                        line=None, condition=cond, hit_condition=hit, log_message=log)
         bp.line, bp.message = self.lines.resolve(line)
         if bp.line is not None:
             try:

@@ -10,6 +10,7 @@ from model_backend import cli as backend_cli
 from model_backend.data import commands as data_commands
 from model_backend.eval import commands as eval_commands
 from model_backend.model import commands as model_commands
+from model_backend.sandbox import Limits
 from model_backend.worker import commands as worker_commands
 
 app = typer.Typer(
@@ -65,12 +66,13 @@ def debug(
     model: Annotated[str | None, typer.Option("--model", help="Checkpoint directory (default: the shipped model).")] = None,
     worker: Annotated[str | None, typer.Option("--worker", help="ws:// URL of a model worker.")] = None,
     args: Annotated[list[str] | None, typer.Argument(help="Program arguments (sys.argv[1:] of the oracle's run), after --.")] = None,
+    max_events: backend_cli.MaxEventsOpt = Limits().max_events,
 ) -> None:
     """Debug PROGRAM in the terminal with pdb's commands, plus `back` and `rc` to step backwards."""
     from dap_server.terminal import run_terminal
 
     backend_cli.load_program(program, entry)  # a bad path or syntax error: one line, exit 2
-    raise typer.Exit(run_terminal(str(program), entry, engine, model, worker, argv=args or []))
+    raise typer.Exit(run_terminal(str(program), entry, engine, model, worker, argv=args or [], max_events=max_events))
 
 
 def main() -> None:

@@ -38,6 +38,7 @@ from dap_server.evaluator import EvalError, Evaluator
 from dap_server.values import parse_value, show
 from model_backend.engine.base import CallerFrame, Engine
 from model_backend.program import Program
+from model_backend.sandbox import Limits
 from model_backend.state import Action, ActionKind, StackFrame, State
 
 StepKind = Literal["next", "stepIn", "stepOut", "continue", "stepBack", "reverseContinue"]
@@ -135,8 +136,10 @@ class DebugCore:
 
     # ---- lifecycle -----------------------------------------------------------------------------
     def launch(self, program: str, entry: str | None = None, engine: str = "neural", model: str | None = None,
-               worker: str | None = None, cwd: str | None = None, argv: list[str] | None = None) -> Stop:
-        """Load the program, start an engine on it, and return the first state (reason entry)."""
+               worker: str | None = None, cwd: str | None = None, argv: list[str] | None = None,
+               max_events: int | None = None) -> Stop:
+        """Load the program, start an engine on it, and return the first state (reason entry).
+        `max_events` raises or lowers how many events the oracle records before it stops the program."""
         from model_backend.program import ProgramError
 
         path = Path(program).expanduser()
@@ -150,6 +153,9 @@ class DebugCore:
             new_engine = self.engine_factory(engine, model, worker)
         except Exception as exc:  # EngineError, ImportError, a model that fails to load, ...
             raise CoreError(f"cannot start the {engine} engine: {exc}") from None
+        limits = getattr(new_engine, "limits", None)  # the oracle's: the only engine that runs the program
+        if max_events is not None and isinstance(limits, Limits):
+            new_engine.limits = limits.model_copy(update={"max_events": max_events})  # type: ignore[attr-defined]
         self.close()
         self.engine, self.engine_name, self.program = new_engine, engine, loaded
         self.breakpoints.set_source(loaded.source, loaded.path)
@@ -427,6 +433,13 @@ class DebugCore:
                             text=f"{name}: {message}" if message else name)
         code = state.exit or "normal"
         reason = state.exit_reason
+        if code == "never" and start is not None:
+            last = self._last_state_before_cut_off(start)
+            if last is not None:
+                why = reason or "it did not end"
+                outputs.append(Output("console", f"The program was stopped ({why}). Paused at the last state "
+                                                 "before that: step back to see how it got here.\n"))
+                return Stop("pause", last, outputs, description=f"Paused: the program was stopped ({why})")
         text = f"The program exited: {code}" + (f" ({reason})" if reason else "") + "\n"
         outputs.append(Output("stderr" if code == "error" else "console", text))
         return Stop("exit", state, outputs, description=text.strip())
@@ -455,14 +468,27 @@ class DebugCore:
                 if _key(self.state) == _key(target):
                     self._uncaught_reported = _key(target)
                     return target
-        # Nothing to show (or already shown): back to the exit, without stopping at breakpoints.
+        self._back_to_exit()  # nothing to show (or already shown)
+        return None
+
+    def _last_state_before_cut_off(self, start: State) -> State | None:
+        """For a program stopped from outside (a limit on events or time, or a model that predicts it never
+        ends): the state just before that exit, where a user can look around and step back, as after
+        pressing pause. None (and the exit stays current) when the command began at that state."""
+        state = self._engine_step("inv_step_into", [], reverse=True)
+        if state.error or state.event == "exit" or _key(state) == _key(start):
+            self._back_to_exit()
+            return None
+        return state
+
+    def _back_to_exit(self) -> None:
+        """Go forward to the exit again, without stopping at breakpoints."""
         assert self.engine is not None
         for _ in range(self.cap):
             before = _key(self.state)
             self._state = self.engine.step(Action(kind="continue"))
             if self.state.event == "exit" or self.state.error or _key(self.state) == before:
                 break
-        return None
 
     def _reverse(self, kind: str) -> Stop:
         def body(outputs: list[Output]) -> Stop:

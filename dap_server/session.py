@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import dap_types as dap
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dap_server.breakpoints import Breakpoint
 from dap_server.core import (
@@ -30,6 +30,7 @@ from dap_server.core import (
 from dap_server.protocol import FramingError, RequestError, describe_validation_error, parse_request
 from dap_server.values import parse_value, show, type_name
 from dap_server.variables import Container, VariableStore, key_of
+from model_backend.sandbox import MAX_EVENTS_CEILING
 
 log = logging.getLogger("dap_server")
 
@@ -52,6 +53,7 @@ class LaunchArguments(BaseModel):
     cwd: str | None = None
     noDebug: bool = False
     stepping: Literal["pdb", "debugpy"] = "pdb"
+    maxEvents: int | None = Field(default=None, ge=1, le=MAX_EVENTS_CEILING)  # the oracle's event limit
 
 
 def _worker_url(args: LaunchArguments) -> str | None:
@@ -248,7 +250,7 @@ class DAPSession:
             raise RequestFailed(f"invalid launch configuration: {describe_validation_error(exc, '')}") from None
         self.core.stepping = args.stepping
         stop = self.core.launch(args.program, args.entry, args.engine, args.model, _worker_url(args), args.cwd,
-                                args.args)
+                                args.args, args.maxEvents)
         self.launch_args = args
         self.launched = True
         self._entry_stop = stop
@@ -308,7 +310,8 @@ class DAPSession:
             except ValidationError as exc:
                 raise RequestFailed(f"invalid launch configuration: {describe_validation_error(exc, '')}") from None
             self.core.stepping = args.stepping
-            stop = self.core.launch(args.program, args.entry, args.engine, args.model, _worker_url(args), args.cwd)
+            stop = self.core.launch(args.program, args.entry, args.engine, args.model, _worker_url(args), args.cwd,
+                                    args.args, args.maxEvents)
             self.launch_args = args
         else:
             stop = self.core.restart()
@@ -453,10 +456,14 @@ class DAPSession:
             specs = [{"line": self._in_line(n)} for n in args.lines]
         source = args.source
         if self.core.program is None:
-            # Before launch: keep them (for the program's path, if it is the one launched later).
+            # Before launch: keep them (for the program's path, if it is the one launched later), with
+            # the ids that the `breakpoint` events sent once they are verified will carry.
+            for spec in specs:
+                spec["id"] = self.core.breakpoints.reserve_id()
+            self._program_bps = [p for p in self._program_bps if p["source"].path != source.path]
             self._program_bps.append({"source": source, "specs": specs})
             return dap.SetBreakpointsResponseBody(breakpoints=[
-                dap.Breakpoint(verified=False, line=self._out_line(s["line"]), source=source,
+                dap.Breakpoint(id=s["id"], verified=False, line=self._out_line(s["line"]), source=source,
                                message="pending: the program is not launched yet", reason="pending")
                 for s in specs
             ])

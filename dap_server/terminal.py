@@ -10,6 +10,7 @@ from __future__ import annotations
 import cmd
 import pprint
 import sys
+from pathlib import Path
 from typing import IO, Any
 
 from dap_server.core import CoreError, DebugCore, EngineFactory, Stop
@@ -189,25 +190,44 @@ class TerminalDebugger(cmd.Cmd):
 
     # ---- breakpoints ------------------------------------------------------------------------------------
     def do_break(self, arg: str) -> bool:
-        """b(reak) [LINE[, CONDITION]]: set a breakpoint at LINE of the program (with a condition, it stops
-        only when the condition is true). Without argument, list the breakpoints."""
+        """b(reak) [([FILE:]LINE | FUNCTION)[, CONDITION]]: set a breakpoint at LINE of the program, or at
+        the first line of FUNCTION's body (with a condition, it stops only when the condition is true).
+        Without argument, list the breakpoints."""
         arg = arg.strip()
         if not arg:
             return self._list_breakpoints()
         where, _, condition = arg.partition(",")
-        line = _parse_line(where)
+        line = self._breakpoint_line(where.strip())
         if line is None:
-            self.error(f"{where.strip()!r} is not a line number (usage: b LINE[, CONDITION])")
             return False
-        bp = self.core.breakpoints.add(line, condition.strip() or None)
+        table = self.core.breakpoints
+        bp = table.add(line, condition.strip() or None, keep_refused=False)
         path = self.core.program.path if self.core.program else "<program>"
         if not bp.verified:
-            self.core.breakpoints.remove_line(line)
             self.error(f"Cannot set a breakpoint at line {line}: {bp.message}")
             return False
         moved = f" (moved from line {line}: no code there)" if bp.line != line else ""
         self.say(f"Breakpoint {bp.id} at {path}:{bp.line}{moved}")
         return False
+
+    def _breakpoint_line(self, where: str) -> int | None:
+        """The line `b` means by LINE, FILE:LINE (the file must be the program) or a function's name."""
+        program = self.core.program
+        if ":" in where:
+            name, _, where = where.rpartition(":")
+            if program is not None and Path(name).name != Path(program.path).name:
+                self.error(f"{name!r} is not the program ({program.path}): only its own lines can stop")
+                return None
+        if where.isdigit():
+            return int(where)
+        if where.isidentifier() and program is not None:
+            first = _first_body_line(program.source, where)
+            if first is not None:
+                return first
+            self.error(f"the program defines no function {where!r}")
+            return None
+        self.error(f"{where!r} is not a line number or a function name (usage: b LINE[, CONDITION])")
+        return None
 
     do_b = do_break
 
@@ -504,6 +524,25 @@ def _parse_line(text: str) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+def _first_body_line(source: str, name: str) -> int | None:
+    """The first line of the body of the program's function `name` (pdb's `break FUNCTION`), after a
+    docstring; the last definition wins, as at run time."""
+    import ast
+
+    try:
+        tree = safe_ast.parse(source)
+    except SyntaxError:
+        return None
+    found: int | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            body = node.body
+            if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                body = body[1:]
+            found = body[0].lineno
+    return found
+
+
 def _function_span(source: str, line: int) -> tuple[int, int]:
     import ast
 
@@ -523,11 +562,12 @@ def _function_span(source: str, line: int) -> tuple[int, int]:
 
 def run_terminal(program: str, entry: str | None, engine: str, model: str | None, worker: str | None,
                  stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout,
-                 engine_factory: EngineFactory | None = None, argv: list[str] | None = None) -> int:
+                 engine_factory: EngineFactory | None = None, argv: list[str] | None = None,
+                 max_events: int | None = None) -> int:
     """Debug `program` interactively, pdb style. Returns the exit status (0; 2 when it cannot start)."""
     core = DebugCore(engine_factory)
     try:
-        stop = core.launch(program, entry, engine, model, worker, argv=argv)
+        stop = core.launch(program, entry, engine, model, worker, argv=argv, max_events=max_events)
     except CoreError as exc:
         stdout.write(f"ndb debug: {exc}\n")
         stdout.flush()

@@ -15,12 +15,16 @@ import typer
 
 from model_backend.engine.base import EngineError
 from model_backend.program import Program, ProgramError
+from model_backend.sandbox import MAX_EVENTS_CEILING, Limits
 from model_backend.state import Action
 
 ProgramArg = Annotated[Path, typer.Argument(help="The Python script to debug.", show_default=False)]
 EntryOpt = Annotated[
     str | None, typer.Option("--entry", help="Call expression evaluated after the script's definitions, e.g. 'f([1, 2])'.")
 ]
+MaxEventsOpt = Annotated[int, typer.Option(
+    "--max-events", min=1, max=MAX_EVENTS_CEILING,
+    help="Events the oracle records before it stops the program (a long loop stops there; you can step back).")]
 
 
 def fail(message: str) -> NoReturn:
@@ -52,12 +56,12 @@ def parse_actions(text: str) -> list[Action]:
 
 def register(app: typer.Typer) -> None:
     @app.command()
-    def trace(program: ProgramArg, entry: EntryOpt = None) -> None:
+    def trace(program: ProgramArg, entry: EntryOpt = None, max_events: MaxEventsOpt = Limits().max_events) -> None:
         """Run PROGRAM in the sandbox and print the recorded states, one JSON object a line."""
         from model_backend.sandbox import run_trace
 
         prog = load_program(program, entry)
-        result = run_trace(prog)
+        result = run_trace(prog, Limits(max_events=max_events))
         if not result.events and result.exit == "error" and entry is not None:
             fail(f"the entry expression {entry!r} failed: {result.exit_reason}")
         for event in result.events:
@@ -72,9 +76,11 @@ def register(app: typer.Typer) -> None:
         start: Annotated[str, typer.Option("--start", help="entry or exit")] = "entry",
         engine: Annotated[str, typer.Option("--engine", help="oracle or neural")] = "oracle",
         model: Annotated[str | None, typer.Option("--model", help="Checkpoint directory (neural engine).")] = None,
+        max_events: MaxEventsOpt = Limits().max_events,
     ) -> None:
         """Print the initial state, then the state after each action: one JSON object a line."""
         from model_backend.engine import create_engine
+        from model_backend.engine.oracle import OracleEngine
 
         if start not in ("entry", "exit"):
             fail(f"--start must be 'entry' or 'exit', not {start!r}")
@@ -82,6 +88,8 @@ def register(app: typer.Typer) -> None:
         action_list = parse_actions(actions)
         try:
             eng = create_engine(engine, model=model)
+            if isinstance(eng, OracleEngine):
+                eng.limits = Limits(max_events=max_events)
             sys.stdout.write(json.dumps(eng.start(prog, start).step_record(None)) + "\n")  # type: ignore[arg-type]
             for action in action_list:
                 sys.stdout.write(json.dumps(eng.step(action).step_record(action)) + "\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -33,16 +34,18 @@ class Program(BaseModel):
         return program
 
     def check(self) -> None:
-        """Raise ProgramError for a syntax error in the script or the entry expression."""
+        """Raise ProgramError for a syntax error in the script, or an entry that is not a call expression."""
         try:
             safe_ast.parse(self.source, filename=self.path)
         except SyntaxError as exc:
             raise ProgramError(f"syntax error in {self.path} line {exc.lineno}: {exc.msg}") from None
         if self.entry is not None:
             try:
-                safe_ast.parse(self.entry, mode="eval")
+                tree = safe_ast.parse(self.entry, mode="eval")
             except SyntaxError as exc:
                 raise ProgramError(f"entry {self.entry!r} is not an expression: {exc.msg}") from None
+            if not isinstance(tree.body, ast.Call):  # `f` alone or `1 + 2` would run and stop nowhere
+                raise ProgramError(f"entry {self.entry!r} is not a call: write the call to debug, e.g. f(1, 2)")
 
     @property
     def lines(self) -> list[str]:

@@ -525,3 +525,55 @@ def test_debugpy_stepping_style_stops_on_lines_only(tmp_path: Path) -> None:
         assert s.get_variables()["y"] == "36"
         s.command("next")
         assert s.wait_for_exit() == 0  # no stop on the module's return event
+
+
+LOOPS = """\
+total = 0
+i = 0
+while True:
+    total += i
+    i += 1
+"""
+
+
+def test_a_program_stopped_at_the_event_limit_pauses_at_its_last_state(tmp_path: Path) -> None:
+    """A loop that never ends: the oracle records `maxEvents` events; the session pauses at the last one
+    (as after pressing pause) instead of ending, steps back from there, and only a second continue from
+    that state ends it."""
+    program = tmp_path / "loops.py"
+    program.write_text(LOOPS)
+    with stdio_session() as s:
+        with s.launch(program, maxEvents=300):
+            pass
+        stop = s.wait_for_stop("pause")
+        assert "event limit 300 reached" in stop.body["description"]
+        assert "event limit 300 reached" in s.output("console")
+        assert where(stop)[0][1] in (3, 4, 5)
+        late = int(s.get_variables()["i"])
+        assert late > 50
+        stop = s.step("stepBack", "step")
+        assert s.get_variables()["i"] in (str(late), str(late - 1))
+        s.step("continue", "pause")
+        s.command("continue")
+        assert s.wait_for_exit() == 2
+    with stdio_session() as s:
+        seq = s.client.send("launch", {"program": str(program), "engine": "oracle", "maxEvents": 0})
+        response = s.client.response(seq)
+        assert not response["success"] and "maxEvents" in response["message"]
+
+
+def test_breakpoints_set_before_launch_keep_their_ids(calls: Path) -> None:
+    """A client that sets breakpoints before `launch` is told their ids at once; the `breakpoint` events
+    that verify them once the program is known carry the same ids."""
+    with stdio_session() as s:
+        early = s.set_breakpoints([2, 11], path=str(calls))
+        assert [b["verified"] for b in early] == [False, False] and all(b.get("id") for b in early)
+        mark = s.client.mark()
+        with s.launch(calls):
+            pass
+        changed = [m["body"]["breakpoint"] for m in s.client.received()[mark:]
+                   if m.get("event") == "breakpoint"]
+        assert sorted(b["id"] for b in changed) == sorted(b["id"] for b in early)
+        assert {b["id"]: b["line"] for b in changed} == {early[0]["id"]: 2, early[1]["id"]: 13}
+        stop = s.wait_for_stop("breakpoint")
+        assert stop.body["hitBreakpointIds"] == [early[1]["id"]]  # line 13 runs before square is called

@@ -121,7 +121,7 @@ def test_set_variable_and_errors(program: Path) -> None:
     assert "*** Unknown command 'frobnicate'. Type 'help' for the list of commands." in out
     assert "*** name 'missing' is not defined" in out
     assert "never runs the program" in out
-    assert "*** 'nowhere' is not a line number" in out
+    assert "*** the program defines no function 'nowhere'" in out
     assert "*** Cannot set a breakpoint at line 999" in out
     assert "*** There is no breakpoint at line 5." in out
     assert "*** end of file" in out
@@ -167,3 +167,38 @@ def test_works_with_stdin_from_a_pipe(program: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "(ndb) p data\n[1, 2, 3]\n" in proc.stdout
     assert "answer 14" in proc.stdout and "--Exit--" in proc.stdout
+
+
+def test_break_at_a_function_or_file_line_and_numbers_without_gaps(program: Path) -> None:
+    code, out = debug(program, "b 999\nb square\nb prog.py:9\nb other.py:9\nb nowhere\nb\nc\nq\n")
+    assert code == 0
+    assert "*** Cannot set a breakpoint at line 999" in out
+    assert f"Breakpoint 1 at {program}:2" in out  # square's body, numbered 1: the refused one took no number
+    assert f"Breakpoint 2 at {program}:9" in out
+    assert "*** 'other.py' is not the program" in out
+    assert "*** the program defines no function 'nowhere'" in out
+    assert f"(ndb) c\nBreakpoint 2 at line 9\n> {program}(9)total()" in out
+
+
+LOOP = "total = 0\ni = 0\nwhile True:\n    total += i\n    i += 1\n"
+
+
+def test_a_program_stopped_at_the_event_limit_pauses_at_its_last_state(tmp_path: Path) -> None:
+    path = tmp_path / "loop.py"
+    path.write_text(LOOP)
+    out = io.StringIO()
+    commands = "c\np i > 10\nback\nc\nc\nq\n"
+    code = run_terminal(str(path), None, "oracle", None, None, stdin=io.StringIO(commands), stdout=out, max_events=200)
+    text = out.getvalue()
+    assert code == 0
+    assert text.count("The program was stopped (event limit 200 reached)") == 2
+    assert "(ndb) p i > 10\nTrue\n" in text
+    assert "The program exited: never (event limit 200 reached)" in text
+
+
+def test_an_entry_that_is_not_a_call_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "f.py"
+    path.write_text("def f(xs):\n    return xs\n")
+    for entry in ("f", "1 + 2"):
+        code, out = debug(path, "q\n", entry=entry)
+        assert code == 2 and "is not a call" in out
