@@ -471,6 +471,13 @@ class DebugCore:
         self._back_to_exit()  # nothing to show (or already shown)
         return None
 
+    def _no_earlier_state(self, verb: str) -> str:
+        """What to say when a step back stays put: the start of the program on the oracle; on the neural
+        engine only that the model predicts nothing earlier (it may be wrong about that)."""
+        if self.engine_name == "neural":
+            return "The model predicts no earlier state from here (the start of the program, as far as it can tell)."
+        return f"{verb} the start of the program."
+
     def _last_state_before_cut_off(self, start: State) -> State | None:
         """For a program stopped from outside (a limit on events or time, or a model that predicts it never
         ends): the state just before that exit, where a user can look around and step back, as after
@@ -499,7 +506,7 @@ class DebugCore:
                 if state.event == "inv_line_call" and not state.error:
                     state = self._engine_step("inv_step_over", outputs, reverse=True)
                 if _key(state) == _key(start):
-                    outputs.append(Output("console", "Already at the start of the program.\n"))
+                    outputs.append(Output("console", f"{self._no_earlier_state('Already at')}\n"))
                 return Stop("step", state, outputs)
             action: ActionKind = "inv_step_into" if self.breakpoints.active_lines() else "inv_step_over"
             previous = start
@@ -508,8 +515,9 @@ class DebugCore:
                 if state.error:
                     return Stop("step", state, outputs, description="Prediction failed")
                 if _key(state) == _key(previous):
-                    outputs.append(Output("console", "Reached the start of the program.\n"))
-                    return Stop("step", state, outputs, description="Reached the start of the program")
+                    note = self._no_earlier_state("Reached")
+                    outputs.append(Output("console", f"{note}\n"))
+                    return Stop("step", state, outputs, description=note.rstrip("."))
                 hit = self._reached(state, outputs, count=False)
                 if hit.stop:
                     return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint")

@@ -89,7 +89,7 @@ def register(app: typer.Typer) -> None:
         try:
             eng = create_engine(engine, model=model)
             if isinstance(eng, OracleEngine):
-                eng.limits = Limits(max_events=max_events)
+                eng.limits = eng.limits.model_copy(update={"max_events": max_events})
             sys.stdout.write(json.dumps(eng.start(prog, start).step_record(None)) + "\n")  # type: ignore[arg-type]
             for action in action_list:
                 sys.stdout.write(json.dumps(eng.step(action).step_record(action)) + "\n")

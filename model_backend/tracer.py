@@ -170,6 +170,8 @@ class Recorder:
             sys.setrecursionlimit(limit)
 
     def _record(self, frame: types.FrameType, event: str, arg: Any) -> None:
+        if not frame.f_lineno:
+            return  # CPython's events at "line 0" of a module with no statements: no line of the program
         if self.count >= self.max_events:
             self.finish("never", f"event limit {self.max_events} reached", truncated=True)
         if self.count % 256 == 0 and time.monotonic() > self.deadline:

@@ -202,3 +202,11 @@ def test_an_entry_that_is_not_a_call_is_refused(tmp_path: Path) -> None:
     for entry in ("f", "1 + 2"):
         code, out = debug(path, "q\n", entry=entry)
         assert code == 2 and "is not a call" in out
+
+
+def test_the_oracle_shows_long_values_whole(tmp_path: Path) -> None:
+    """A list whose repr is far over the model's 200 characters is still a value to compute with."""
+    path = tmp_path / "long.py"
+    path.write_text("xs = list(range(300))\nd = {i: str(i) for i in range(80)}\nn = len(xs)\n")
+    code, out = debug(path, "b 3\nc\np len(xs), xs[-1], len(d)\nq\n")
+    assert code == 0 and "(ndb) p len(xs), xs[-1], len(d)\n(300, 299, 80)\n" in out

@@ -85,3 +85,10 @@ def test_set_variable_patch_changes_the_rest_of_the_run() -> None:
     program = Program(source=COUNT, path="/tmp/count.py", entry="count('berry', 'r')")
     result = run_trace(program, patches=[Patch(index=1, name="t", value="'b'")])
     assert result.events[1].locals["t"] == "'b'" and result.events[-1].value == "1"
+
+
+def test_a_module_without_statements_records_no_events() -> None:
+    """CPython reports an empty module's run at "line 0"; there is no such line to stop at."""
+    for source in ("", "# only a comment\n", "\n\n"):
+        result = run_trace(Program(source=source, path="/tmp/empty.py"))
+        assert result.events == [] and result.exit == "normal", source

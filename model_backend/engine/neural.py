@@ -26,6 +26,7 @@ from typing import TypeVar
 
 import torch
 from transformers import AutoTokenizer, DynamicCache, LlamaForCausalLM, PreTrainedTokenizerBase
+from transformers.utils import logging as hf_logging
 
 from model_backend import trace_format as fmt
 from model_backend.engine.base import Engine, EngineError, StepwiseEngine, context_frame
@@ -102,11 +103,16 @@ class LoadedModel:
             raise EngineError(
                 f"no model checkpoint at {path} (train one with `ndb train`, or use the oracle engine)"
             )
+        bars = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()  # a debugger's start is no place for a "Loading weights" bar
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(path))
             model = load_ensemble(path) if ensemble else LlamaForCausalLM.from_pretrained(str(path), dtype=torch.float32)
         except (OSError, ValueError) as exc:  # EnsembleError is a ValueError
             raise EngineError(f"cannot load the model at {path}: {exc}") from None
+        finally:
+            if bars:
+                hf_logging.enable_progress_bar()
         dev = torch.device(device)
         model.to(dev)  # type: ignore[arg-type]  # transformers types `to` oddly
         model.eval()

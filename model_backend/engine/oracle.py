@@ -12,12 +12,16 @@ from model_backend.program import Program
 from model_backend.sandbox import Limits, Patch, run_trace
 from model_backend.state import Action, State
 
+# A debugging session shows values whole, up to this many characters (the training data and the model's
+# format cut reprs at Limits().max_repr, 200, which would leave `p len(xs)` nothing to compute with).
+SESSION_MAX_REPR = 10_000
+
 
 class OracleEngine(Engine):
     name = "oracle"
 
     def __init__(self, limits: Limits | None = None) -> None:
-        self.limits = limits or Limits()
+        self.limits = limits or Limits(max_repr=SESSION_MAX_REPR)
         self.program: Program | None = None
         self.mdp: TraceMDP | None = None
         self.position = 0
