@@ -553,10 +553,21 @@ class DebugCore:
             shown[f"(return) {self.returned[0]}"] = self.returned[1]
         return shown
 
+    def module_globals(self) -> dict[str, str] | None:
+        """The current function frame's module globals, where the engine knows them (the oracle)."""
+        if self.engine is None or self._state is None or self.is_module_frame():
+            return None
+        try:
+            return self.engine.module_globals()
+        except Exception:  # an engine that cannot tell: no globals shown
+            return None
+
     def eval_names(self, state: State | None = None) -> dict[str, str]:
-        """Names an expression may use: the locals, plus pdb's __return__ / __exception__."""
+        """Names an expression may use: the locals (and, in a function on the oracle, the module globals
+        its code names, which the locals shadow), plus pdb's __return__ / __exception__."""
         state = state or self.state
-        names = dict(state.locals)
+        names = dict(self.module_globals() or {}) if state is self._state else {}
+        names.update(state.locals)
         if state.event == "return" and state.value is not None:
             names["__return__"] = state.value
         if state.event == "exception" and state.value is not None:

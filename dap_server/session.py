@@ -560,6 +560,12 @@ class DAPSession:
                 ref = self.store.add(globals_, memo=(0, f"globals:{frame.id}"))
                 scopes.append(dap.Scope(name="Globals", variablesReference=ref, namedVariables=len(state.locals),
                                         expensive=False))
+            elif (module_globals := self.core.module_globals()) is not None:
+                globals_ = Container("scope", names=module_globals, confidence=None)
+                self._top_globals = globals_
+                ref = self.store.add(globals_, memo=(0, f"globals:{frame.id}"))
+                scopes.append(dap.Scope(name="Globals", variablesReference=ref, namedVariables=len(module_globals),
+                                        expensive=False))
             else:
                 note = Container("note", note="the engine's state holds only the current frame's variables; "
                                               "module globals are shown when stopped at module level")
@@ -632,7 +638,8 @@ class DAPSession:
         if self._top_locals is not None:
             self._top_locals.names = self.core.display_locals()
         if self._top_globals is not None:
-            self._top_globals.names = dict(self.core.state.locals)
+            in_function = self.core.module_globals()
+            self._top_globals.names = in_function if in_function is not None else dict(self.core.state.locals)
 
     def _on_source(self, request: dap.SourceRequest) -> Any:
         if self.core.program is None:

@@ -42,6 +42,9 @@ class Limits(BaseModel):
     file_size_mb: int = 16  # largest file the program may write
     max_events: int = 10_000
     max_repr: int = 200  # characters per repr, then "..."
+    # Record, at each event of a function's frame, the module globals its code names (for a debugging
+    # session's `p GLOBAL`; the training data and the model's format have no globals).
+    record_globals: bool = False
     max_stdout: int = 1 << 20
 
 
@@ -97,6 +100,7 @@ def run_trace(
             "argv": program.argv,
             "max_events": limits.max_events,
             "max_repr": limits.max_repr,
+            "record_globals": limits.record_globals,
             "max_stdout": limits.max_stdout,
             "time_limit": limits.wall_time,
             "patches": [p.model_dump() for p in patches or []],

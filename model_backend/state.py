@@ -49,6 +49,7 @@ class TraceEvent(BaseModel):
     value: str | None = None  # return value repr, or exception repr
     stdout: str = ""  # written since the previous event
     stack: list[StackFrame] = Field(default_factory=list)  # outermost first, ends with this frame
+    globals: dict[str, str] = Field(default_factory=dict)  # module globals the code names (record_globals)
 
 
 class TraceResult(BaseModel):

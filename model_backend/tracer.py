@@ -72,6 +72,7 @@ class Recorder:
         self.out = out
         self.max_events: int = cfg["max_events"]
         self.max_repr: int = cfg["max_repr"]
+        self.record_globals: bool = bool(cfg.get("record_globals"))
         self.deadline = time.monotonic() + cfg["time_limit"]
         self.wall_clock_reason = f"wall-clock limit of {cfg['time_limit']:g}s reached"
         self.patches: dict[int, list[tuple[str, str]]] = {}
@@ -123,6 +124,20 @@ class Recorder:
             ):
                 continue
             result[name] = safe_repr(value, self.max_repr)
+        return result
+
+    def visible_globals(self, frame: types.FrameType) -> dict[str, str]:
+        """The module globals a function's code names (what `p NAME` can mean there besides its locals),
+        dunders and modules left out; nothing for the module's own frame, whose locals are its globals."""
+        if frame.f_code.co_name == "<module>" or frame.f_globals is frame.f_locals:
+            return {}
+        module, local = frame.f_globals, frame.f_locals
+        result = {}
+        for name in frame.f_code.co_names:
+            if name in module and name not in local and not (name.startswith("__") and name.endswith("__")):
+                value = module[name]
+                if not isinstance(value, types.ModuleType):
+                    result[name] = safe_repr(value, self.max_repr)
         return result
 
     def source_line(self, lineno: int) -> str:
@@ -202,6 +217,8 @@ class Recorder:
             "stdout": self.capture.take(),
             "stack": [{"function": f.f_code.co_name, "line": f.f_lineno} for f in stack],
         }
+        if self.record_globals:
+            record["globals"] = self.visible_globals(frame)
         if event == "return" and not record["is_generator"]:
             self.frame_ids.pop(id(frame), None)  # the frame dies; its id() may be reused
         self.emit(record)

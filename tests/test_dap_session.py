@@ -577,3 +577,14 @@ def test_breakpoints_set_before_launch_keep_their_ids(calls: Path) -> None:
         assert {b["id"]: b["line"] for b in changed} == {early[0]["id"]: 2, early[1]["id"]: 13}
         stop = s.wait_for_stop("breakpoint")
         assert stop.body["hitBreakpointIds"] == [early[1]["id"]]  # line 13 runs before square is called
+
+
+def test_a_function_frame_shows_the_module_globals_it_uses(tmp_path: Path) -> None:
+    program = tmp_path / "glob.py"
+    program.write_text("LIMIT = 10\nSEEN = []\n\ndef f(x):\n    SEEN.append(x)\n    return x < LIMIT\n\nf(3)\n")
+    with stdio_session() as s:
+        with s.launch(program):
+            s.set_breakpoints([6])
+        s.wait_for_stop("breakpoint")
+        assert s.get_variables(scope="Globals") == {"SEEN": "[3]", "LIMIT": "10"}
+        assert s.evaluate("LIMIT - x")["body"]["result"] == "7"

@@ -120,7 +120,7 @@ def test_set_variable_and_errors(program: Path) -> None:
     assert "(ndb) p acc, v\n(100, 2)\n" in out
     assert "*** Unknown command 'frobnicate'. Type 'help' for the list of commands." in out
     assert "*** name 'missing' is not defined" in out
-    assert "never runs the program" in out
+    assert "*** 'square' is a variable of the program; calling it would run the program" in out
     assert "*** the program defines no function 'nowhere'" in out
     assert "*** Cannot set a breakpoint at line 999" in out
     assert "*** There is no breakpoint at line 5." in out
@@ -210,3 +210,10 @@ def test_the_oracle_shows_long_values_whole(tmp_path: Path) -> None:
     path.write_text("xs = list(range(300))\nd = {i: str(i) for i in range(80)}\nn = len(xs)\n")
     code, out = debug(path, "b 3\nc\np len(xs), xs[-1], len(d)\nq\n")
     assert code == 0 and "(ndb) p len(xs), xs[-1], len(d)\n(300, 299, 80)\n" in out
+
+
+def test_the_oracle_reads_module_globals_inside_a_function(tmp_path: Path) -> None:
+    path = tmp_path / "glob.py"
+    path.write_text("LIMIT = 10\nSEEN = []\n\ndef f(x):\n    SEEN.append(x)\n    return x < LIMIT\n\nf(3)\n")
+    code, out = debug(path, "b 6\nc\np LIMIT, SEEN\nq\n")
+    assert code == 0 and "(ndb) p LIMIT, SEEN\n(10, [3])\n" in out  # SEEN as it is now, not at the call

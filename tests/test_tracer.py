@@ -92,3 +92,29 @@ def test_a_module_without_statements_records_no_events() -> None:
     for source in ("", "# only a comment\n", "\n\n"):
         result = run_trace(Program(source=source, path="/tmp/empty.py"))
         assert result.events == [] and result.exit == "normal", source
+
+
+GLOBALS = """\
+import math
+LIMIT = 10
+SEEN = []
+x = 'module x'
+
+def f(x):
+    SEEN.append(x)
+    return x < LIMIT and math.floor(x) == x
+
+f(3)
+"""
+
+
+def test_a_functions_frame_records_the_module_globals_it_names() -> None:
+    """With record_globals (debugging sessions): the globals f's code names, as they are at each event,
+    never a module, nor a name its locals shadow; the module's own frame has none. Off by default."""
+    result = run_trace(Program(source=GLOBALS, path="/tmp/g.py"), Limits(record_globals=True))
+    in_f = [e for e in result.events if e.function == "f"]
+    assert in_f[0].globals == {"SEEN": "[]", "LIMIT": "10"}
+    assert in_f[-1].globals == {"SEEN": "[3]", "LIMIT": "10"}
+    assert all(e.globals == {} for e in result.events if e.function == "<module>")
+    plain = run_trace(Program(source=GLOBALS, path="/tmp/g.py"))
+    assert all(e.globals == {} for e in plain.events)

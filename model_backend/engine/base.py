@@ -87,6 +87,12 @@ class Engine(ABC):
         know them. A neural state holds only the innermost frame, so only the oracle answers."""
         return None
 
+    def module_globals(self) -> dict[str, str] | None:
+        """The module globals the current function's code names, as they are at this state (what `p NAME`
+        means there besides the locals); None when the engine does not know them. A predicted state
+        holds only its frame's locals, so only the oracle answers."""
+        return None
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (processes, connections)."""
 

@@ -21,7 +21,7 @@ class OracleEngine(Engine):
     name = "oracle"
 
     def __init__(self, limits: Limits | None = None) -> None:
-        self.limits = limits or Limits(max_repr=SESSION_MAX_REPR)
+        self.limits = limits or Limits(max_repr=SESSION_MAX_REPR, record_globals=True)
         self.program: Program | None = None
         self.mdp: TraceMDP | None = None
         self.position = 0
@@ -72,6 +72,12 @@ class OracleEngine(Engine):
         self.position = self.mdp.node_of_event[index + 1]
         self._state = self.mdp.state(self.position)
         return self._state
+
+    def module_globals(self) -> dict[str, str] | None:
+        if self.mdp is None:
+            return None
+        node = self.mdp.nodes[self.position]
+        return None if node.kind == "exit" else dict(self.mdp.events[node.index].globals)
 
     def caller_frame(self, level: int) -> CallerFrame | None:
         """Exact: the last event of that frame instance (found by frame ids) before the current one.
