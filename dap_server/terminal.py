@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from dap_server.core import CoreError, DebugCore, EngineFactory, Stop
+from dap_server.core import CoreError, DebugCore, EngineFactory, Stop, exception_parts
 from model_backend import safe_ast
 from model_backend.state import State
 
@@ -54,6 +54,8 @@ class TerminalDebugger(cmd.Cmd):
                 self.say(out.text.rstrip("\n"))
             else:
                 self.out.write(out.text)
+        if stop.outputs and not stop.outputs[-1].text.endswith("\n"):
+            self.say()  # the program's last output (an input() prompt) did not end its line
         if stop.exited:
             self.say("--Exit--")
             self.say("Use 'back' or 'rc' to go back in time, 'restart' to start again, 'q' to quit.")
@@ -73,7 +75,10 @@ class TerminalDebugger(cmd.Cmd):
         elif state.event == "return":
             self.say("--Return--")
         elif state.event == "exception":
-            self.say(state.value or "exception")
+            name, message = exception_parts(state.value)  # pdb's form: `ValueError: too big`
+            self.say(f"{name}: {message}" if message else name)
+            if name == "EOFError" and self.core.engine_name == "oracle":
+                self.say("(the program's stdin is closed in the sandbox: input() has nothing to read)")
         path = self.core.program.path if self.core.program else "<program>"
         function = state.function or "<module>"
         suffix = f"->{state.value}" if state.event == "return" and state.value is not None else ""

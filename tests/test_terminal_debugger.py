@@ -217,3 +217,14 @@ def test_the_oracle_reads_module_globals_inside_a_function(tmp_path: Path) -> No
     path.write_text("LIMIT = 10\nSEEN = []\n\ndef f(x):\n    SEEN.append(x)\n    return x < LIMIT\n\nf(3)\n")
     code, out = debug(path, "b 6\nc\np LIMIT, SEEN\nq\n")
     assert code == 0 and "(ndb) p LIMIT, SEEN\n(10, [3])\n" in out  # SEEN as it is now, not at the call
+
+
+def test_exceptions_print_as_pdb_does_and_input_explains_itself(tmp_path: Path) -> None:
+    path = tmp_path / "exc.py"
+    path.write_text("def f(n):\n    raise ValueError('too big: ' + str(n))\nname = input('name? ')\n")
+    code, out = debug(path, "n\nn\nq\n")
+    assert code == 0
+    assert "name? \nEOFError: EOF when reading a line\n(the program's stdin is closed in the sandbox" in out
+    path.write_text("def f(n):\n    raise ValueError('too big: ' + str(n))\n")
+    code, out = debug(path, "s\ns\nq\n", entry="f(3)")
+    assert code == 0 and "ValueError: too big: 3\n> " in out
