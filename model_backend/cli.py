@@ -86,6 +86,12 @@ def register(app: typer.Typer) -> None:
             fail(f"--start must be 'entry' or 'exit', not {start!r}")
         prog = load_program(program, entry)
         action_list = parse_actions(actions)
+        code_lines = prog.code_lines()
+        for action in action_list:
+            for line in action.lines:
+                if line not in code_lines:
+                    where = "past the end of the program" if line > len(prog.lines) else "a line without code"
+                    fail(f"breakpoint:{line} would never stop: line {line} is {where}")
         try:
             eng = create_engine(engine, model=model)
             if isinstance(eng, OracleEngine):

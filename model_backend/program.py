@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import types
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -50,3 +51,14 @@ class Program(BaseModel):
     @property
     def lines(self) -> list[str]:
         return self.source.splitlines()
+
+    def code_lines(self) -> frozenset[int]:
+        """The lines that have bytecode, i.e. where a line event (so a breakpoint) can happen. Compiled,
+        never run."""
+        stack = [compile(self.source, self.path, "exec", dont_inherit=True)]
+        lines: set[int] = set()
+        while stack:
+            code = stack.pop()
+            lines.update(line for _, _, line in code.co_lines() if line)
+            stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        return frozenset(lines)

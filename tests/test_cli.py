@@ -78,12 +78,17 @@ def test_dsl_prints_a_trajectory(program: Path) -> None:
         (["step", "{prog}", "--entry", "f([1])", "--actions", "breakpoint:x"], "bad breakpoint"),
         (["step", "{prog}", "--entry", "f([1])", "--actions", "step_into", "--start", "middle"], "--start"),
         (["step", "{prog}", "--entry", "f([1])", "--actions", "step_into", "--engine", "magic"], "unknown engine"),
+        (["step", "{prog}", "--entry", "f([1])", "--actions", "breakpoint:99"], "past the end of the program"),
+        (["step", "{gap}", "--entry", "f([1])", "--actions", "step_into,breakpoint:3+2"], "line 2 is a line without code"),
+        (["trace", "{prog}", "--entry", "f"], "is not a call"),
     ],
 )
 def test_bad_input_one_line_error_status_2(program: Path, tmp_path: Path, args: list[str], message: str) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("def f(:\n")
-    args = [a.replace("{prog}", str(program)).replace("{bad}", str(bad)) for a in args]
+    gap = tmp_path / "gap.py"
+    gap.write_text("def f(xs):\n\n    return xs\n")
+    args = [a.replace("{prog}", str(program)).replace("{bad}", str(bad)).replace("{gap}", str(gap)) for a in args]
     out = ndb(*args)
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and message in out.stderr, out.stderr
