@@ -183,6 +183,9 @@ class BreakpointTable:
             self._next_id -= 1
         return bp
 
+    def remove_id(self, number: int) -> None:
+        self.items = [b for b in self.items if b.id != number]
+
     def remove_line(self, line: int | None) -> list[Breakpoint]:
         """Remove the breakpoints requested at or bound to `line` (all when None); return them."""
         gone = [b for b in self.items if line is None or line in (b.line, b.requested_line)]

@@ -261,6 +261,42 @@ class DebugCore:
             return self._continue_watching_exceptions()
         return self._forward(kind)
 
+    def until(self, line: int | None = None) -> Stop:
+        """pdb's `until [LINE]`: step over until a line of the current frame greater than the current one
+        (or at least LINE) is reached, or the frame returns; breakpoints stop it on the way. On a model,
+        one prediction per step."""
+        if self.engine is None or self._state is None:
+            raise CoreError("no program is running (launch one first)")
+        if self._state.event == "exit":
+            raise CoreError("the program has exited; step back, restart or quit")
+        start = self._state
+        if start.line is None or (line is not None and line <= start.line):
+            raise CoreError(f"the line must be greater than the current one ({start.line})")
+        target = line if line is not None else start.line + 1
+        self.returned = None
+
+        def body(outputs: list[Output]) -> Stop:
+            previous = start
+            for _ in range(self.cap):
+                state = self._engine_step("step_over", outputs)
+                if state.error:
+                    return Stop("step", state, outputs, description="Prediction failed")
+                if state.event == "exit":
+                    return self._finish_exit(state, outputs, start)
+                hit = self._reached(state, outputs)
+                if hit.stop:
+                    return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint")
+                returned = state.depth < start.depth or (state.depth == start.depth and state.event == "return")
+                arrived = state.depth == start.depth and state.event == "line" and (state.line or 0) >= target
+                if returned or arrived or _key(state) == _key(previous):
+                    reason, description, text = self._stop_reason(state)
+                    return Stop(reason, state, outputs, description=description, text=text)
+                previous = state
+            outputs.append(Output("console", f"stopped after {self.cap} automatic steps\n"))
+            return Stop("pause", self.state, outputs, description="Paused: too many automatic steps")
+
+        return self._guarded(body)
+
     def _engine_step(self, kind: ActionKind, outputs: list[Output], reverse: bool = False) -> State:
         assert self.engine is not None
         bps = frozenset() if reverse else self.breakpoints.active_lines()

@@ -33,6 +33,7 @@ class TerminalDebugger(cmd.Cmd):
         self.use_rawinput = False
         self._list_next: int | None = None
         self.frame_id = 1  # the frame `up`/`down` selected (1: the innermost); reset at every stop
+        self.temporary: set[int] = set()  # numbers of tbreak breakpoints not hit yet
         self.quitting = False
         try:
             self.echo = not stdin.isatty()
@@ -63,6 +64,12 @@ class TerminalDebugger(cmd.Cmd):
         state = stop.state
         if stop.reason == "breakpoint" and stop.breakpoint_ids:
             self.say(f"Breakpoint {', '.join(str(i) for i in stop.breakpoint_ids)} at line {state.line}")
+            path = self.core.program.path if self.core.program else "<program>"
+            for number in stop.breakpoint_ids:
+                if number in self.temporary:  # a tbreak: gone once hit, as in pdb
+                    self.temporary.discard(number)
+                    self.core.breakpoints.remove_id(number)
+                    self.say(f"Deleted breakpoint {number} at {path}:{state.line}")
         self.print_location(state)
         self._list_next = None
 
@@ -168,6 +175,26 @@ class TerminalDebugger(cmd.Cmd):
 
     do_c = do_cont = do_continue
 
+    def do_until(self, arg: str) -> bool:
+        """unt(il) [LINE]: continue until a line greater than the current one (or at least LINE) is reached
+        in the current function, or it returns."""
+        if self.core.exited:
+            self.error("The program has exited; use 'back', 'rc', 'restart' or 'q'.")
+            return False
+        text = arg.strip()
+        if text and not text.isdigit():
+            self.error(f"{text!r} is not a line number (usage: until [LINE])")
+            return False
+        try:
+            stop = self.core.until(int(text) if text else None)
+        except CoreError as exc:
+            self.error(str(exc))
+            return False
+        self.show_stop(stop)
+        return False
+
+    do_unt = do_until
+
     def do_back(self, arg: str) -> bool:
         """back: step back over the previous line (the inverse of next). A line that made calls is shown
         once, before its calls."""
@@ -236,6 +263,15 @@ class TerminalDebugger(cmd.Cmd):
 
     do_b = do_break
 
+    def do_tbreak(self, arg: str) -> bool:
+        """tbreak [([FILE:]LINE | FUNCTION)[, CONDITION]]: a temporary breakpoint, removed when first hit."""
+        if not arg.strip():
+            return self._list_breakpoints()
+        before = {b.id for b in self.core.breakpoints.items}
+        self.do_break(arg)
+        self.temporary.update(b.id for b in self.core.breakpoints.items if b.id not in before)
+        return False
+
     def _list_breakpoints(self) -> bool:
         items = self.core.breakpoints.items
         if not items:
@@ -244,7 +280,8 @@ class TerminalDebugger(cmd.Cmd):
         path = self.core.program.path if self.core.program else "<program>"
         self.say("Num Type         Disp Enb   Where")
         for bp in items:
-            self.say(f"{bp.id:<3} breakpoint   keep yes   at {path}:{bp.line}")
+            disposition = "del " if bp.id in self.temporary else "keep"
+            self.say(f"{bp.id:<3} breakpoint   {disposition} yes   at {path}:{bp.line}")
             if bp.condition:
                 self.say(f"\tstop only if {bp.condition}")
             if bp.hits:

@@ -228,3 +228,15 @@ def test_exceptions_print_as_pdb_does_and_input_explains_itself(tmp_path: Path) 
     path.write_text("def f(n):\n    raise ValueError('too big: ' + str(n))\n")
     code, out = debug(path, "s\ns\nq\n", entry="f(3)")
     assert code == 0 and "ValueError: too big: 3\n> " in out
+
+
+def test_until_leaves_a_loop_and_tbreak_stops_once(program: Path) -> None:
+    """prog.py: `total` loops over [1, 2, 3] on lines 8-9. From line 9, `until` runs the remaining
+    iterations and stops on line 10; a tbreak on line 2 stops once and is gone."""
+    code, out = debug(program, "b 9\nc\ncl\nuntil\np acc\nuntil 3\nrestart\ntbreak 2\nb\nc\nc\nq\n")
+    assert code == 0
+    assert f"(ndb) until\n> {program}(10)total()\n-> return acc\n(ndb) p acc\n14\n" in out
+    assert "*** the line must be greater than the current one (10)" in out
+    assert "2   breakpoint   del  yes" in out
+    assert f"Breakpoint 2 at line 2\nDeleted breakpoint 2 at {program}:2\n> {program}(2)square()" in out
+    assert out.count("Breakpoint 2 at line 2") == 1 and "answer 14" in out
