@@ -279,10 +279,9 @@ class DebugCore:
             previous = start
             for _ in range(self.cap):
                 state = self._engine_step("step_over", outputs)
-                if state.error:
-                    return Stop("step", state, outputs, description="Prediction failed")
-                if state.event == "exit":
-                    return self._finish_exit(state, outputs, start)
+                ended = self._ended(state, outputs, start)
+                if ended is not None:
+                    return ended
                 hit = self._reached(state, outputs)
                 if hit.stop:
                     return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint")
@@ -296,6 +295,14 @@ class DebugCore:
             return Stop("pause", self.state, outputs, description="Paused: too many automatic steps")
 
         return self._guarded(body)
+
+    def _ended(self, state: State, outputs: list[Output], start: State) -> Stop | None:
+        """The stop for a state that ends a command whatever it was: a failed prediction, or the exit."""
+        if state.error:
+            return Stop("step", state, outputs, description="Prediction failed")
+        if state.event == "exit":
+            return self._finish_exit(state, outputs, start)
+        return None
 
     def _engine_step(self, kind: ActionKind, outputs: list[Output], reverse: bool = False) -> State:
         assert self.engine is not None
@@ -440,10 +447,9 @@ class DebugCore:
             start = previous = self.state
             for _ in range(self.cap):
                 state = self._engine_step("step_into", outputs)
-                if state.error:
-                    return Stop("step", state, outputs, description="Prediction failed")
-                if state.event == "exit":
-                    return self._finish_exit(state, outputs, start)
+                ended = self._ended(state, outputs, start)
+                if ended is not None:
+                    return ended
                 propagating = previous.event in ("exception", "return") and previous.depth > state.depth
                 if state.event == "exception" and not propagating:
                     name, message = exception_parts(state.value)
