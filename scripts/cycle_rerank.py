@@ -13,6 +13,9 @@ prints exact match of several selection rules.
 
     python scripts/cycle_rerank.py --data data_out/v2b --start 0 --limit 600 --out /tmp/cyc_0.jsonl
     python scripts/cycle_rerank.py --analyse /tmp/cyc_0.jsonl
+
+With `--samples K` the candidates are the greedy frame and K frames sampled under the grammar instead,
+and `--vote FILE...` compares greedy with a majority vote among them (self-consistency).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +67,18 @@ def candidates(engine: NeuralEngine, prev: State, action: str, branches: int) ->
             found.append((got.text, got.total_logprob, len(decoder.token_ids)))
     engine._crop(mark)
     return found
+
+
+def sampled(engine: NeuralEngine, prev: State, action: str, k: int) -> list[str]:
+    """k frames sampled from the model under the grammar (temperature 1); the cache is left as it was."""
+    mark = engine._context_len()
+    texts = []
+    for _ in range(k):
+        generated = engine._generate_frame(prev, sample=True, action=action)
+        if generated is not None:
+            texts.append(generated.text)
+        engine._crop(mark)
+    return texts
 
 
 def cycle_score(m: LoadedModel, header_cache: Any, header_len: int, candidate: State, current: State, action: str) -> float | None:
@@ -118,15 +134,21 @@ def collect(args: argparse.Namespace) -> None:
                     truth = steps[i + 1][0]
                     rows: list[dict[str, Any]] = []
                     hit = -1
-                    for k, (text, total, n) in enumerate(candidates(engine, state, action.kind, args.branches)):
+                    found = candidates(engine, state, action.kind, args.branches)
+                    if args.samples:  # greedy first, then samples: rows are told apart by text for voting
+                        found = found[:1] + [(text, 0.0, 0) for text in sampled(engine, state, action.kind, args.samples)]
+                    for k, (text, total, n) in enumerate(found):
                         cand = fmt.parse_frame(text, state, False)
                         if not isinstance(cand, State):
                             continue
                         right = compare(cand, truth)["exact"]
                         if right and hit < 0:
                             hit = len(rows)
-                        cyc = cycle_score(m, inv_cache, len(header), cand, state, action.kind) if cand.exit is None else None
-                        rows.append({"fwd": total, "n": n, "cyc": cyc, "right": right, "greedy": k == 0})
+                        cyc = None
+                        if not args.samples and cand.exit is None:
+                            cyc = cycle_score(m, inv_cache, len(header), cand, state, action.kind)
+                        rows.append({"fwd": total, "n": n, "cyc": cyc, "right": right, "greedy": k == 0,
+                                     "key": cand.model_dump_json(include={"event", "line", "locals", "value", "stack", "exit"})})
                     out.write(json.dumps({"t": args.start + number, "i": i, "action": action.kind, "hit": hit, "cands": rows}) + "\n")
                     out.flush()
                 engine._feed(m.encode(fmt.frame_target(steps[i + 1][0], state, False)))
@@ -151,6 +173,36 @@ def choose(cands: list[dict[str, Any]], rule: str, lam: float) -> int:
     return max(range(len(cands)), key=lambda k: score(cands[k]))
 
 
+def vote(paths: list[str]) -> None:
+    """For files written with --samples: greedy against the most frequent frame among greedy and the
+    samples (ties go to greedy), and among the samples alone."""
+    rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines()]
+    for action in ("step_into", "step_over"):
+        sub = [r for r in rows if r["action"] == action]
+        greedy = voted = alone = anywhere = 0
+        for r in sub:
+            cands = r["cands"]
+            if not cands:
+                continue
+            greedy += int(cands[0]["greedy"] and cands[0]["right"])
+            anywhere += int(any(c["right"] for c in cands))
+            voted += int(_most_frequent_is_right(cands, cands))
+            alone += int(_most_frequent_is_right(cands, [c for c in cands if not c["greedy"]]))
+        n = len(sub)
+        print(f"{action}: {n} transitions, greedy {greedy / n:.1%}, vote {voted / n:.1%}, "
+              f"vote of the samples alone {alone / n:.1%}, truth among them {anywhere / n:.1%}")
+
+
+def _most_frequent_is_right(cands: list[dict[str, Any]], voters: list[dict[str, Any]]) -> bool:
+    if not voters:
+        return False
+    counts = Counter(c["key"] for c in voters)
+    top = max(counts.values())
+    best = [key for key, count in counts.items() if count == top]
+    choice = cands[0]["key"] if cands[0]["greedy"] and cands[0]["key"] in best else best[0]
+    return any(c["right"] for c in cands if c["key"] == choice)
+
+
 def analyse(paths: list[str]) -> None:
     rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines()]
     for action in ("step_into", "step_over"):
@@ -170,10 +222,14 @@ def main() -> None:
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--limit", type=int, default=600)
     ap.add_argument("--branches", type=int, default=4)
+    ap.add_argument("--samples", type=int, default=0, help="instead of the close calls: greedy plus this many sampled frames (for voting)")
     ap.add_argument("--out", default="/tmp/cycle.jsonl")
     ap.add_argument("--analyse", nargs="*")
+    ap.add_argument("--vote", nargs="*", help="files written with --samples: compare voting with greedy")
     args = ap.parse_args()
-    if args.analyse:
+    if args.vote:
+        vote(args.vote)
+    elif args.analyse:
         analyse(args.analyse)
     else:
         collect(args)
