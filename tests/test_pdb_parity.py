@@ -221,9 +221,9 @@ def runs(request: pytest.FixtureRequest) -> Any:
 
 # ---- comparison --------------------------------------------------------------------------------------
 def repr_limit() -> int:
-    from model_backend.sandbox import Limits
+    from model_backend.engine.oracle import SESSION_MAX_REPR
 
-    return Limits().max_repr
+    return SESSION_MAX_REPR  # run_steps is a debugging session's oracle
 
 
 def clip(text: str | None, limit: int) -> str | None:
