@@ -173,7 +173,7 @@ def test_the_return_right_after_a_step_changes_only_what_the_line_can() -> None:
                      locals={"xs": "[1]", "d": "'x'", "total": total, "x": "1", "n": "0"})
         constraint = FrameConstraint(facts, prev, False, action)
         constraint.push_frame_text(f"{fmt.EVENT_TOKENS[(False, 'return')]}{fmt.LINENO}23{fmt.SRC}{facts.lines[23]}"
-                                   f"{fmt.ARG}\"0\"{fmt.ARG}")
+                                   f"{fmt.ARG}{fmt._json(total)}{fmt.ARG}")  # the value: total's (returned_names)
         return constraint.accepts_text(locals_text.encode()) and bool(constraint.slot.feed(locals_text.encode()).complete)  # type: ignore[union-attr]
 
     assert not accepted('{"..": "..", "xs": "[1, 2]"}')
@@ -449,3 +449,132 @@ def test_the_grammar_keeps_a_diff_to_what_an_inert_line_binds() -> None:
     assert accepted(7, '{"..": "..", "xs": "[1, 2]"}', z="[1, 3]")
     assert accepted(6, '{"..": "..", "z": "[1, 3]", "y": "[2]"}', xs="<generator object g>")
     assert accepted(5, '{"..": "..", "y": "[]", "d": "defaultdict(<class \'list\'>, {3: [], 4: []})"}')
+
+
+def test_the_lines_that_only_return_a_name() -> None:
+    from model_backend.engine.flow import returned_names
+
+    source = "def f(a, b):\n    if a:\n        return a\n    c = b; return c\n    return (\n        b)\n"
+    assert returned_names(ast.parse(source)) == {3: "a"}  # not two statements on a line, nor two lines
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_traced_return_right_after_return_name_returns_its_value(name: str) -> None:
+    """On the corpus traces: a frame's return event right after its line event on a `return name` line
+    (no other event between, not a generator) carries the repr the name showed at that line."""
+    program, result = traced(name)
+    facts = ProgramFacts.of(program)
+    for event, following in pairwise(result.events):
+        if (event.event == "line" and event.line in facts.returns and following.event == "return"
+                and following.frame_id == event.frame_id and not event.is_generator
+                and facts.returns[event.line] in event.locals):
+            assert following.value == event.locals[facts.returns[event.line]], (event.function, event.line)
+
+
+def test_the_grammar_returns_the_named_value() -> None:
+    """After step_into or step_over from `return total` (line 23) to the frame's return event, the value
+    is total's; after step_return (which may run more) it is free."""
+    facts = ProgramFacts.of(Program(source=FLOW, entry="f([1], 'x')"))
+    prev = State(event="line", line=23, stack=[StackFrame(function="f", line=23)],
+                 locals={"xs": "[1]", "d": "'x'", "total": "2.5", "x": "1", "n": "0"})
+
+    def accepted(value: str, action: str) -> bool:
+        constraint = FrameConstraint(facts, prev, False, action)
+        constraint.push_frame_text(f"{fmt.EVENT_TOKENS[(False, 'return')]}{fmt.LINENO}23{fmt.SRC}{facts.lines[23]}"
+                                   f"{fmt.ARG}")
+        return constraint.accepts_text(value.encode()) and bool(constraint.slot.feed(value.encode()).complete)  # type: ignore[union-attr]
+
+    for action in ("step_into", "step_over"):
+        assert accepted('"2.5"', action) and not accepted('"2"', action) and not accepted("null", action)
+    assert accepted('"2"', "step_return")
+
+
+CALLS = """\
+from collections import defaultdict
+def pick(text, i, sep=", ", opts=[]):
+    return text
+def f(seq, n):
+    txt = pick(seq, 2)
+    x = pick(seq[1:], n, sep="x")
+    pick(*seq)
+    y = pick(seq)
+    d = defaultdict(list)
+    z = pick(d, d[n])
+    return pick(n, 'j', opts=seq)
+"""
+
+
+def test_the_parameters_a_line_binds_at_its_call() -> None:
+    from model_backend.engine.flow import call_bindings
+
+    found = call_bindings(ast.parse(CALLS), 200)
+    assert found == {
+        (5, "pick"): ((("text", ("name", "seq")), ("i", ("literal", "2")), ("sep", ("literal", "', '")),
+                       ("opts", None)), frozenset()),
+        (6, "pick"): ((("text", None), ("i", ("name", "n")), ("sep", ("literal", "'x'")), ("opts", None)),
+                      frozenset({"seq"})),
+        (10, "pick"): ((("text", ("name", "d")), ("i", None), ("sep", ("literal", "', '")), ("opts", None)),
+                       frozenset({"d", "n"})),
+        (11, "pick"): ((("text", ("name", "n")), ("i", ("literal", "'j'")), ("sep", ("literal", "', '")),
+                        ("opts", ("name", "seq"))), frozenset()),
+    }  # not 7 (`*seq`) nor 8 (a missing argument: a TypeError, no call)
+    assert call_bindings(ast.parse(CALLS + "class K:\n    pass\n"), 200) == {}
+
+
+def _calls_checked(program: Program, events: list) -> int:
+    """On a trace: each call event right after a line event of a line in facts.calls (for that function)
+    holds the bound values the grammar would force; returns how many were checked."""
+    from model_backend.engine.constraint import _builtin_value
+
+    facts = ProgramFacts.of(program)
+    checked = 0
+    for event, following in pairwise(events):
+        binding = facts.calls.get((event.line, following.function))
+        if event.event != "line" or following.event != "call" or binding is None:
+            continue
+        bound, reads = binding
+        if not all(_builtin_value(event.locals.get(name)) for name in reads):
+            continue
+        for param, source in bound:
+            if source is not None and (source[0] == "literal" or source[1] in event.locals):
+                want = source[1] if source[0] == "literal" else event.locals[source[1]]
+                assert following.locals.get(param) == want, (event.line, param, following.locals.get(param), want)
+        checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_traced_call_holds_the_values_its_line_binds(name: str) -> None:
+    program, result = traced(name)
+    _calls_checked(program, result.events)
+
+
+def test_a_program_traced_here_binds_its_calls() -> None:
+    """The defaultdict lookup in line 10's arguments inserts a key into d before pick is called: the
+    guard (d's value is not a builtin one) keeps the rule off there."""
+    program = Program(source=CALLS.replace("    pick(*seq)\n    y = pick(seq)\n", ""), entry="f([1, 2], 3)")
+    result = run_trace(program)
+    assert _calls_checked(program, result.events) == 3
+    line, call = next((a, b) for a, b in pairwise(result.events) if a.event == "line" and a.line == 8 and b.event == "call")
+    assert line.locals["d"] != call.locals["text"]
+
+
+def test_the_grammar_writes_the_values_a_call_receives() -> None:
+    facts = ProgramFacts.of(Program(source=CALLS, entry="f([1, 2], 3)"))
+    prev = State(event="line", line=5, stack=[StackFrame(function="f", line=5)], locals={"seq": "[1, 2]", "n": "3"})
+
+    def accepted(locals_text: str, action: str = "step_into") -> bool:
+        constraint = FrameConstraint(facts, prev, False, action)
+        constraint.push_frame_text(f"{fmt.EVENT_TOKENS[(False, 'call')]}{fmt.LINENO}2{fmt.STACK}"
+                                   f'[["f", 5], ["pick", 2]]{fmt.SRC}{facts.lines[2]}{fmt.ARG}')
+        return constraint.accepts_text(locals_text.encode()) and bool(constraint.slot.feed(locals_text.encode()).complete)  # type: ignore[union-attr]
+
+    right = '{"text": "[1, 2]", "i": "2", "sep": "\', \'", "opts": "[]"}'
+    assert accepted(right) and accepted('{"text": "[1, 2]", "i": "2", "sep": "\', \'", "opts": "[5]"}')
+    assert not accepted(right.replace('"2"', '"3"')) and not accepted(right.replace("[1, 2]", "[2]"))
+    assert not accepted('{"i": "2", "sep": "\', \'", "opts": "[]"}')  # text left out
+    # Line 10, `pick(d, d[n])`: d is a defaultdict, whose lookup inserts a key first: no value is forced.
+    prev = State(event="line", line=10, stack=[StackFrame(function="f", line=10)],
+                 locals={"seq": "[1, 2]", "n": "3", "d": "defaultdict(<class 'list'>, {})"})
+    inserted = "defaultdict(<class 'list'>, {3: []})"
+    assert accepted(f'{{"text": "{inserted}", "i": "[]", "sep": "\', \'", "opts": "[]"}}')

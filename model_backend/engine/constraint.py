@@ -24,12 +24,15 @@ from functools import cached_property
 from model_backend import safe_ast
 from model_backend import trace_format as fmt
 from model_backend.engine.flow import (
+    Binding,
+    call_bindings,
     frame_ends,
     inert_lines,
     is_generator_def,
     line_bindings,
     must_call_lines,
     next_lines,
+    returned_names,
     shared_names,
     simple_assignments,
     suspending_functions,
@@ -96,6 +99,9 @@ class ProgramFacts:
     # line -> the names it reads, where it calls nothing and changes no object if those hold builtin
     # values (flow.inert_lines)
     inert: dict[int, frozenset[str]] = field(default_factory=dict)
+    returns: dict[int, str] = field(default_factory=dict)  # line -> name, where it is only `return name`
+    # (line, function) -> the parameters of the one call the line makes (flow.call_bindings)
+    calls: dict[tuple[int, str], Binding] = field(default_factory=dict)
 
     def locals_of(self, function: str | None) -> frozenset[str]:
         """The names a frame of `function` may show among its locals."""
@@ -181,6 +187,8 @@ class ProgramFacts:
             unique_keys="__repr__" not in program.source,
             must_call=must_call_lines(tree),
             inert={} if dynamic else inert_lines(tree),
+            returns=returned_names(tree),
+            calls={} if dynamic else call_bindings(tree, Limits().max_repr),
         )
 
 
@@ -529,9 +537,9 @@ class Locals:
     keys: frozenset[bytes]
     diff_allowed: bool
     diff_keys: frozenset[bytes] | None = None  # the only keys a diff may name (None: any of `keys`)
-    # (key, its only possible value as JSON): a name the step bound to a known value; the key must be
-    # written, except in a diff when it had that value already (`forced_unchanged`)
-    forced: tuple[bytes, bytes] | None = None
+    # (key, its only possible value as JSON) pairs: names the step bound to known values; each key must be
+    # written, except in a diff when the one forced name had that value already (`forced_unchanged`)
+    forced: tuple[tuple[bytes, bytes], ...] = ()
     forced_unchanged: bool = False
     unique_keys: bool = False  # see JsonString
     phase: int = 0  # 0 '{', 1 first key or '}', 2 key, 3 ':', 4 ' ', 5 value, 6 ',' or '}', 7 ' ', 8 '"', 9 done
@@ -549,9 +557,8 @@ class Locals:
         return options
 
     def _may_close(self) -> bool:
-        """Whether `}` may come: the forced key written (in a diff, if its value changed)."""
-        return (self.forced is None or self.forced[0] in self.used
-                or (self.forced_unchanged and b".." in self.used))
+        """Whether `}` may come: the forced keys written (in a diff, if the value changed)."""
+        return all(key in self.used for key, _ in self.forced) or (self.forced_unchanged and b".." in self.used)
 
     def feed(self, data: bytes) -> Locals | None:
         s: Locals | None = self
@@ -589,9 +596,10 @@ class Locals:
             if byte == 0x22:
                 if self.key not in self._key_options():
                     return None
+                forced = dict(self.forced).get(self.key)
                 value: JsonString | Choice = (
                     Choice(frozenset({b'".."'})) if self.key == b".." else
-                    Choice(frozenset({self.forced[1]})) if self.forced is not None and self.key == self.forced[0]
+                    Choice(frozenset({forced})) if forced is not None
                     else JsonString(repr_shape=True, unique_keys=self.unique_keys)
                 )
                 return replace(self, phase=3, used=self.used | {self.key}, value=value)
@@ -878,10 +886,12 @@ class FrameConstraint:
             diff_keys = None if changeable is None else frozenset(
                 k for k in keys if k.startswith(b"__") or k.decode("utf-8", "replace") in changeable)
             forced, unchanged = self._forced_value(keys if diff_keys is None else diff_keys)
+            pairs = (forced,) if forced is not None else self._call_arguments(keys)
             return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys,
-                          forced=forced, forced_unchanged=unchanged, unique_keys=facts.unique_keys)
+                          forced=pairs, forced_unchanged=unchanged, unique_keys=facts.unique_keys)
         if kind == "value":
-            return Value(unique_keys=facts.unique_keys)
+            returned = self._returned_value()
+            return Value(Choice(frozenset({returned})) if returned is not None else None, facts.unique_keys)
         if kind == "string":
             return JsonString()
         return None  # "src": forced text
@@ -942,6 +952,45 @@ class FrameConstraint:
             return bound | self.facts.shared  # nothing ran that could change an object
         mutable = {name for name, value in prev.locals.items() if not IMMUTABLE_REPR.fullmatch(value)}
         return bound | self.facts.shared | mutable
+
+    def _call_arguments(self, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
+        """After step_into from a line whose one call is of this frame's function (flow.call_bindings),
+        landing on its call event: the parameters whose values the line tells (a name among the caller's
+        shown variables, or a literal), as (key, JSON) pairs. Empty where the rule does not apply."""
+        prev = self.prev
+        if (self.event != "call" or self.action != "step_into" or self.inverse or prev is None
+                or prev.event != "line" or prev.line is None):
+            return ()
+        binding = self.facts.calls.get((prev.line, self._frame_function() or ""))
+        if binding is None:
+            return ()
+        bound, reads = binding
+        if not all(_builtin_value(prev.locals.get(name)) for name in reads):
+            return ()  # an argument's expression could change an object another one names
+        pairs = []
+        for param, source in bound:
+            if source is None or param.encode() not in keys:
+                continue
+            kind, text = source
+            if kind == "name":
+                if text not in prev.locals:
+                    continue  # a global or a builtin: not shown, so not known
+                text = prev.locals[text]
+            pairs.append((param.encode(), fmt._json(text).encode()))
+        return tuple(pairs)
+
+    def _returned_value(self) -> bytes | None:
+        """After a step from a line that is only `return name` to the frame's return event: the value
+        `name` showed at the line's event (as JSON). None where the rule does not apply (another frame,
+        a generator, a name that is not among the frame's shown variables)."""
+        if self.event != "return" or not self._step_from_line() or self.stack_written:
+            return None
+        prev = self.prev
+        assert prev is not None and prev.line is not None
+        name = self.facts.returns.get(prev.line)
+        if name is None or name not in prev.locals or prev.stack[-1].function in self.facts.suspending:
+            return None
+        return fmt._json(prev.locals[name]).encode()
 
     def _forced_value(self, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes] | None, bool]:
         """After a step within the frame from a line that is only `name = <literal>` or `name = other`:

@@ -10,7 +10,8 @@ return event, `line_bindings(tree)` maps each line to the names a step from ther
 `simple_assignments(tree)` gives the value a line that only assigns a literal or another name binds,
 `must_call_lines(tree)` the lines that always call a function of the program before they end, and
 `inert_lines(tree)` the lines that call nothing and change no object when the names they read hold
-builtin values.
+builtin values, `returned_names(tree)` the lines that only return a name, and `call_bindings(tree)` the
+parameters of the one call a line makes, bound to the caller's names and literals.
 
 Constrained decoding uses them after step_into or step_over from a line (model_backend/engine/
 constraint.py): the next line must be one that can follow, a return must come from a line that can end
@@ -563,3 +564,113 @@ def inert_lines(tree: ast.Module) -> dict[int, frozenset[str]]:
         for line in lines:
             reads.setdefault(line, set()).update(names)
     return {line: frozenset(names) for line, names in reads.items() if line not in mixed}
+
+
+def returned_names(tree: ast.Module) -> dict[int, str]:
+    """Line -> name, for lines that hold nothing but `return name`. A return event of the frame right
+    after a step from such a line returns the very object the name held at the line's event (nothing
+    runs between them that could rebind it), so its repr is that value's."""
+    starts = _statements_per_line(tree)
+    return {node.lineno: node.value.id for node in ast.walk(tree)
+            if isinstance(node, ast.Return) and isinstance(node.value, ast.Name)
+            and node.lineno == node.end_lineno and starts.get(node.lineno) == 1}
+
+
+# A parameter's value at a call event, known from the calling line: ("name", the caller's variable whose
+# value it receives) or ("literal", the literal's repr); None where the line does not tell.
+ArgumentSource = tuple[str, str] | None
+
+
+def _immutable_literal(node: ast.expr | None, max_repr: int) -> str | None:
+    """The repr of a literal whose object cannot change (numbers, strings, bytes, bools, None, tuples of
+    them), as the tracer shows it; None for anything else (a mutable default may have been mutated)."""
+    if node is None:
+        return None
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+    def immutable(v: object) -> bool:
+        return isinstance(v, int | float | complex | str | bytes | type(None)) or (
+            isinstance(v, tuple) and all(immutable(x) for x in v))
+
+    return safe_repr(value, max_repr) if immutable(value) else None
+
+
+def _bind(func: ast.FunctionDef, call: ast.Call, max_repr: int) -> tuple[tuple[str, ArgumentSource], ...] | None:
+    """Python's binding of `call`'s arguments to `func`'s parameters, for arguments that are names or
+    literals (others bind to None: unknown), defaults that are immutable literals; None when the call
+    does not bind plainly (`*`/`**`, a *args or **kwargs parameter, a missing or doubled argument)."""
+    args = func.args
+    if args.vararg or args.kwarg or any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords):
+        return None
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    if len(call.args) > len(positional):
+        return None
+    given: dict[str, ast.expr] = dict(zip(positional, call.args, strict=False))
+    for keyword in call.keywords:
+        if keyword.arg in given or keyword.arg in [a.arg for a in args.posonlyargs]:
+            return None
+        given[keyword.arg] = keyword.value  # type: ignore[index]
+    defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
+    names = positional + [a.arg for a in args.kwonlyargs]
+    if set(given) - set(names):
+        return None
+    bound: list[tuple[str, ArgumentSource]] = []
+    for name in names:
+        if name in given:
+            node = given[name]
+            if isinstance(node, ast.Name):
+                bound.append((name, ("name", node.id)))
+            else:
+                text = _immutable_literal(node, max_repr)
+                bound.append((name, ("literal", text) if text is not None else None))
+        elif name in defaults:
+            text = _immutable_literal(defaults[name], max_repr)
+            bound.append((name, ("literal", text) if text is not None else None))
+        else:
+            return None  # a TypeError at run time: no call event
+    return tuple(bound)
+
+
+Binding = tuple[tuple[tuple[str, ArgumentSource], ...], frozenset[str]]  # parameters, names to check
+
+
+def call_bindings(tree: ast.Module, max_repr: int) -> dict[tuple[int, str], Binding]:
+    """(line, function) -> the call event's parameters and where their values come from, for lines that
+    hold one statement, on that line alone, whose only call is of a plain module-level function of the
+    program (see _plain_functions) with arguments that are inert expressions (inert_lines). A step_into
+    from the line's event that lands on that function's call event has run nothing else, so the frame's
+    locals are exactly its parameters, holding the named variables' values. With the bindings come the
+    names that arguments other than a name or a literal read: the caller checks they hold builtin values
+    (an expression over them then changes no object, as on an inert line)."""
+    if any(isinstance(node, ast.ClassDef) for node in ast.walk(tree)):
+        return {}
+    plain = _plain_functions(tree)
+    defs = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in plain}
+    starts = _statements_per_line(tree)
+    found: dict[tuple[int, str], Binding] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign | ast.AnnAssign | ast.Expr | ast.Return) or node.value is None:
+            continue
+        if node.lineno != node.end_lineno or starts.get(node.lineno) != 1:
+            continue
+        if isinstance(node, ast.Assign) and not all(isinstance(t, ast.Name) for t in node.targets):
+            continue
+        if isinstance(node, ast.AnnAssign) and not isinstance(node.target, ast.Name):
+            continue
+        call = node.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in defs):
+            continue
+        if not all(_inert_expression(a) for a in [*call.args, *(k.value for k in call.keywords)]):
+            continue
+        bound = _bind(defs[call.func.id], call, max_repr)
+        if bound is not None:
+            computed = [a for a in [*call.args, *(k.value for k in call.keywords)]
+                        if not isinstance(a, ast.Name | ast.Constant)]
+            reads = frozenset(n.id for a in computed for n in ast.walk(a) if isinstance(n, ast.Name))
+            found[(node.lineno, call.func.id)] = (bound, reads)
+    return found
