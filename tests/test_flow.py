@@ -578,3 +578,86 @@ def test_the_grammar_writes_the_values_a_call_receives() -> None:
                  locals={"seq": "[1, 2]", "n": "3", "d": "defaultdict(<class 'list'>, {})"})
     inserted = "defaultdict(<class 'list'>, {3: []})"
     assert accepted(f'{{"text": "{inserted}", "i": "[]", "sep": "\', \'", "opts": "[]"}}')
+
+
+COMPREHENSIONS = """\
+def f(items, tokens, s):
+    a = [v for v in items if tokens]
+    n = 3
+    c = [x + n for x in (1, 2)]
+    d = [y for y in range(n)]
+    e = {z for z in {1: 2}}
+    g = [ch for ch in "h\\u00e9"]
+    items.extend([w * n for w in s])
+    h = sorted([k for k in tokens])
+    m = [[0 for _ in items] for _ in items]
+    p = {q: n for q in s.split()}
+    return a
+"""
+
+
+def test_what_a_comprehension_starts_with() -> None:
+    from model_backend.engine.flow import comprehension_calls
+
+    found = comprehension_calls(COMPREHENSIONS, ast.parse(COMPREHENSIONS))
+    assert found == {
+        (2, "<listcomp>"): (("name", "items"), ("tokens",), frozenset({"items"})),
+        (4, "<listcomp>"): (("type", "tuple_iterator"), ("n",), frozenset()),
+        (5, "<listcomp>"): (("type", "range_iterator"), (), frozenset({"n"})),
+        (6, "<setcomp>"): (("type", "dict_keyiterator"), (), frozenset()),
+        (7, "<listcomp>"): (("type", "str_iterator"), (), frozenset()),
+        (8, "<listcomp>"): (("name", "s"), ("n",), frozenset({"items", "s"})),
+        (9, "<listcomp>"): (("name", "tokens"), (), frozenset({"tokens"})),
+    }  # not 10 (two comprehensions), nor 11 (`s.split()` is a call)
+
+
+def _comprehension_starts_checked(program: Program, events: list) -> int:
+    """On a trace: each comprehension's call event right after a line event of a line in
+    facts.comprehensions holds the `.0` and free values the grammar would force; how many were checked."""
+    from model_backend.engine.constraint import _builtin_value, _iterator_type
+
+    facts = ProgramFacts.of(program)
+    checked = 0
+    for event, following in pairwise(events):
+        call = facts.comprehensions.get((event.line, following.function))
+        if event.event != "line" or following.event != "call" or call is None:
+            continue
+        source, frees, reads = call
+        if not all(_builtin_value(event.locals.get(name)) for name in reads):
+            continue
+        for name in frees:
+            if name in event.locals:
+                assert following.locals.get(name) == event.locals[name], (event.line, name)
+        iterator = _iterator_type(event.locals.get(source[1])) if source and source[0] == "name" else (
+            source[1] if source else None)
+        if iterator is not None:
+            assert following.locals.get(".0") == f"<{iterator} object>", (event.line, following.locals)
+        checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_traced_comprehension_starts_as_its_line_says(name: str) -> None:
+    program, result = traced(name)
+    _comprehension_starts_checked(program, result.events)
+
+
+def test_a_program_traced_here_starts_its_comprehensions_as_its_lines_say() -> None:
+    program = Program(source=COMPREHENSIONS, entry="f([1], ['t'], 'ab')")
+    assert _comprehension_starts_checked(program, run_trace(program).events) == 7
+
+
+def test_the_grammar_writes_what_a_comprehension_starts_with() -> None:
+    facts = ProgramFacts.of(Program(source=COMPREHENSIONS, entry="f([1], ['t'], 'ab')"))
+    prev = State(event="line", line=2, stack=[StackFrame(function="f", line=2)],
+                 locals={"items": "(1,)", "tokens": "['t']", "s": "'ab'"})
+
+    def accepted(locals_text: str) -> bool:
+        constraint = FrameConstraint(facts, prev, False, "step_into")
+        constraint.push_frame_text(f"{fmt.EVENT_TOKENS[(False, 'call')]}{fmt.LINENO}2{fmt.STACK}"
+                                   f'[["f", 2], ["<listcomp>", 2]]{fmt.SRC}{facts.lines[2]}{fmt.ARG}')
+        return constraint.accepts_text(locals_text.encode()) and bool(constraint.slot.feed(locals_text.encode()).complete)  # type: ignore[union-attr]
+
+    assert accepted('{".0": "<tuple_iterator object>", "tokens": "[\'t\']"}')
+    assert not accepted('{".0": "<list_iterator object>", "tokens": "[\'t\']"}')  # items holds a tuple
+    assert not accepted('{".0": "<tuple_iterator object>"}')  # the free name left out

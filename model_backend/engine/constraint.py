@@ -25,7 +25,9 @@ from model_backend import safe_ast
 from model_backend import trace_format as fmt
 from model_backend.engine.flow import (
     Binding,
+    ComprehensionCall,
     call_bindings,
+    comprehension_calls,
     frame_ends,
     inert_lines,
     is_generator_def,
@@ -51,6 +53,22 @@ _CONTAINER_REPR_START = ("[", "(", "{")
 def _builtin_value(text: str | None) -> bool:
     """Whether a shown value is a number, a string, a bool, None, a list, a tuple, a dict or a set."""
     return text is not None and (text.startswith(_CONTAINER_REPR_START) or IMMUTABLE_REPR.fullmatch(text) is not None)
+
+
+def _iterator_type(text: str | None) -> str | None:
+    """The type of `iter(value)` for a value shown as `text`, where its repr tells: a list, a tuple, a
+    range, or a string without escapes (an escape may hide a character beyond ASCII)."""
+    if text is None:
+        return None
+    if text.startswith("["):
+        return "list_iterator"
+    if text.startswith("("):
+        return "tuple_iterator"
+    if text.startswith("range("):
+        return "range_iterator"
+    if text[:1] in ("'", '"') and "\\" not in text:
+        return "str_ascii_iterator" if text.isascii() else "str_iterator"
+    return None
 
 
 # Code inside an expression that runs in a frame of its own, and that frame's code name. Their lines are
@@ -102,6 +120,8 @@ class ProgramFacts:
     returns: dict[int, str] = field(default_factory=dict)  # line -> name, where it is only `return name`
     # (line, function) -> the parameters of the one call the line makes (flow.call_bindings)
     calls: dict[tuple[int, str], Binding] = field(default_factory=dict)
+    # (line, "<listcomp>"...) -> the comprehension's `.0` and free names at its call event (flow.comprehension_calls)
+    comprehensions: dict[tuple[int, str], ComprehensionCall] = field(default_factory=dict)
 
     def locals_of(self, function: str | None) -> frozenset[str]:
         """The names a frame of `function` may show among its locals."""
@@ -189,6 +209,7 @@ class ProgramFacts:
             inert={} if dynamic else inert_lines(tree),
             returns=returned_names(tree),
             calls={} if dynamic else call_bindings(tree, Limits().max_repr),
+            comprehensions={} if dynamic else comprehension_calls(program.source, tree),
         )
 
 
@@ -886,7 +907,7 @@ class FrameConstraint:
             diff_keys = None if changeable is None else frozenset(
                 k for k in keys if k.startswith(b"__") or k.decode("utf-8", "replace") in changeable)
             forced, unchanged = self._forced_value(keys if diff_keys is None else diff_keys)
-            pairs = (forced,) if forced is not None else self._call_arguments(keys)
+            pairs = (forced,) if forced is not None else self._call_arguments(keys) or self._comprehension_start(keys)
             return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys,
                           forced=pairs, forced_unchanged=unchanged, unique_keys=facts.unique_keys)
         if kind == "value":
@@ -953,17 +974,24 @@ class FrameConstraint:
         mutable = {name for name, value in prev.locals.items() if not IMMUTABLE_REPR.fullmatch(value)}
         return bound | self.facts.shared | mutable
 
+    def _call_site(self) -> tuple[State, tuple[int, str]] | None:
+        """Where this frame is the call event that step_into reached from a line event: that state, and
+        (its line, this frame's function)."""
+        prev = self.prev
+        if (self.event != "call" or self.action != "step_into" or self.inverse or prev is None
+                or prev.event != "line" or prev.line is None):
+            return None
+        return prev, (prev.line, self._frame_function() or "")
+
     def _call_arguments(self, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
         """After step_into from a line whose one call is of this frame's function (flow.call_bindings),
         landing on its call event: the parameters whose values the line tells (a name among the caller's
         shown variables, or a literal), as (key, JSON) pairs. Empty where the rule does not apply."""
-        prev = self.prev
-        if (self.event != "call" or self.action != "step_into" or self.inverse or prev is None
-                or prev.event != "line" or prev.line is None):
+        site = self._call_site()
+        binding = self.facts.calls.get(site[1]) if site is not None else None
+        if site is None or binding is None:
             return ()
-        binding = self.facts.calls.get((prev.line, self._frame_function() or ""))
-        if binding is None:
-            return ()
+        prev = site[0]
         bound, reads = binding
         if not all(_builtin_value(prev.locals.get(name)) for name in reads):
             return ()  # an argument's expression could change an object another one names
@@ -978,6 +1006,25 @@ class FrameConstraint:
                 text = prev.locals[text]
             pairs.append((param.encode(), fmt._json(text).encode()))
         return tuple(pairs)
+
+    def _comprehension_start(self, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
+        """After step_into from a line whose one comprehension is this frame's (flow.comprehension_calls),
+        landing on its call event: `.0`, the iterator of a value whose type its repr shows, and the free
+        names among the caller's shown variables, as (key, JSON) pairs. Empty where it does not apply."""
+        site = self._call_site()
+        call = self.facts.comprehensions.get(site[1]) if site is not None else None
+        if site is None or call is None:
+            return ()
+        prev = site[0]
+        source, frees, reads = call
+        if not all(_builtin_value(prev.locals.get(name)) for name in reads):
+            return ()
+        shown = {name: prev.locals[name] for name in frees if name in prev.locals}
+        iterator = _iterator_type(prev.locals.get(source[1])) if source and source[0] == "name" else (
+            source[1] if source else None)
+        if iterator is not None:
+            shown[".0"] = f"<{iterator} object>"
+        return tuple((name.encode(), fmt._json(text).encode()) for name, text in shown.items() if name.encode() in keys)
 
     def _returned_value(self) -> bytes | None:
         """After a step from a line that is only `return name` to the frame's return event: the value

@@ -24,6 +24,7 @@ against traced programs (tests/test_flow.py) and every frame of our datasets (sc
 from __future__ import annotations
 
 import ast
+import symtable
 from collections.abc import Iterator, Sequence
 
 from model_backend.tracer import safe_repr
@@ -509,6 +510,11 @@ _INERT_NODES = (ast.Constant, ast.Name, ast.List, ast.Tuple, ast.Set, ast.Dict, 
                 ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
 
 
+def _defines_a_class(tree: ast.Module) -> bool:
+    """Whether the program defines a class: its instances' operators and reprs may be the program's code."""
+    return any(isinstance(node, ast.ClassDef) for node in ast.walk(tree))
+
+
 def _inert_expression(node: ast.AST) -> bool:
     for part in ast.walk(node):
         if not isinstance(part, _INERT_NODES):
@@ -548,7 +554,7 @@ def inert_lines(tree: ast.Module) -> dict[int, frozenset[str]]:
     the builtin types (the caller checks their reprs: a number, a string, a bool, None, a list, a tuple,
     a dict or a set). Then a step from the line changes no variable but those the line binds. Empty for
     a program that defines a class: an instance's operators and repr may be the program's own code."""
-    if any(isinstance(node, ast.ClassDef) for node in ast.walk(tree)):
+    if _defines_a_class(tree):
         return {}
     reads: dict[int, set[str]] = {}
     mixed: set[int] = set()
@@ -639,6 +645,15 @@ def _bind(func: ast.FunctionDef, call: ast.Call, max_repr: int) -> tuple[tuple[s
 Binding = tuple[tuple[tuple[str, ArgumentSource], ...], frozenset[str]]  # parameters, names to check
 
 
+def _statements_with_a_value(tree: ast.Module) -> Iterator[ast.Assign | ast.AnnAssign | ast.Expr | ast.Return]:
+    """`x = v`, `x: T = v`, `v` alone and `return v` statements that stand alone on one line."""
+    starts = _statements_per_line(tree)
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Assign | ast.AnnAssign | ast.Expr | ast.Return) and node.value is not None
+                and node.lineno == node.end_lineno and starts.get(node.lineno) == 1):
+            yield node
+
+
 def call_bindings(tree: ast.Module, max_repr: int) -> dict[tuple[int, str], Binding]:
     """(line, function) -> the call event's parameters and where their values come from, for lines that
     hold one statement, on that line alone, whose only call is of a plain module-level function of the
@@ -647,17 +662,12 @@ def call_bindings(tree: ast.Module, max_repr: int) -> dict[tuple[int, str], Bind
     locals are exactly its parameters, holding the named variables' values. With the bindings come the
     names that arguments other than a name or a literal read: the caller checks they hold builtin values
     (an expression over them then changes no object, as on an inert line)."""
-    if any(isinstance(node, ast.ClassDef) for node in ast.walk(tree)):
+    if _defines_a_class(tree):
         return {}
     plain = _plain_functions(tree)
     defs = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in plain}
-    starts = _statements_per_line(tree)
     found: dict[tuple[int, str], Binding] = {}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Assign | ast.AnnAssign | ast.Expr | ast.Return) or node.value is None:
-            continue
-        if node.lineno != node.end_lineno or starts.get(node.lineno) != 1:
-            continue
+    for node in _statements_with_a_value(tree):
         if isinstance(node, ast.Assign) and not all(isinstance(t, ast.Name) for t in node.targets):
             continue
         if isinstance(node, ast.AnnAssign) and not isinstance(node.target, ast.Name):
@@ -673,4 +683,93 @@ def call_bindings(tree: ast.Module, max_repr: int) -> dict[tuple[int, str], Bind
                         if not isinstance(a, ast.Name | ast.Constant)]
             reads = frozenset(n.id for a in computed for n in ast.walk(a) if isinstance(n, ast.Name))
             found[(node.lineno, call.func.id)] = (bound, reads)
+    return found
+
+
+_COMPREHENSIONS_BUILT = (ast.ListComp, ast.SetComp, ast.DictComp)  # called where they stand, unlike a genexpr
+_COMPREHENSION_CODE = {ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>", ast.DictComp: "<dictcomp>"}
+_ITERATOR_OF_DISPLAY = {ast.List: "list_iterator", ast.Tuple: "tuple_iterator", ast.Set: "set_iterator",
+                        ast.Dict: "dict_keyiterator"}
+# A comprehension's `.0` at its call event: ("name", the variable whose value it iterates: its iterator's
+# type follows from that value's repr) or ("type", the iterator's type name); None where unknown.
+IteratorSource = tuple[str, str] | None
+ComprehensionCall = tuple[IteratorSource, tuple[str, ...], frozenset[str]]  # `.0`, free names, names to check
+
+
+def _rebound(tree: ast.Module, name: str) -> bool:
+    return any((isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load))
+               or (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == name)
+               or (isinstance(n, ast.arg) and n.arg == name)
+               or (isinstance(n, ast.alias) and (n.asname or n.name) == name) for n in ast.walk(tree))
+
+
+def _iterator_source(node: ast.expr, range_is_builtin: bool) -> IteratorSource:
+    if isinstance(node, ast.Name):
+        return ("name", node.id)
+    if type(node) in _ITERATOR_OF_DISPLAY and not (isinstance(node, ast.Dict) and None in node.keys):
+        return ("type", _ITERATOR_OF_DISPLAY[type(node)])
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return ("type", "str_ascii_iterator" if node.value.isascii() else "str_iterator")
+    if isinstance(node, ast.Constant) and isinstance(node.value, bytes):
+        return ("type", "bytes_iterator")
+    if _is_range_call(node, range_is_builtin):
+        return ("type", "range_iterator")
+    return None
+
+
+def _is_range_call(node: ast.expr, range_is_builtin: bool) -> bool:
+    return (range_is_builtin and isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "range" and not node.keywords
+            and all(_inert_expression(a) and not isinstance(a, ast.Starred) for a in node.args))
+
+
+def comprehension_calls(source: str, tree: ast.Module) -> dict[tuple[int, str], ComprehensionCall]:
+    """(line, "<listcomp>" | "<setcomp>" | "<dictcomp>") -> what its call event's locals hold, for lines that
+    hold one statement, on that line alone, with one comprehension (and no generator expression or
+    lambda), which runs before anything else of the statement could change an object: the statement is
+    `name = <comp>`, `return <comp>`, `<comp>` alone, or a call of a name or of a name's method with the
+    comprehension as its first argument; and the first `for`'s iterable is an inert expression or
+    `range(...)`. Its frame then starts with `.0` (the iterable's iterator) and the free names it uses
+    from the frame around it (symtable), holding that frame's values. The caller checks that the names
+    the iterable reads (and a method's receiver) hold builtin values. Empty for a program with a class."""
+    if _defines_a_class(tree):
+        return {}
+    try:
+        top = symtable.symtable(source, "<program>", "exec")
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    frees: dict[tuple[int, str], list[tuple[str, ...]]] = {}
+    tables = [top]
+    while tables:
+        table = tables.pop()
+        tables.extend(table.get_children())
+        name = table.get_name()
+        if table.get_type() == "function" and name in ("listcomp", "setcomp", "dictcomp"):
+            code = f"<{name}>"
+            frees.setdefault((table.get_lineno(), code), []).append(tuple(table.get_frees()))  # type: ignore[attr-defined]
+    range_is_builtin = not _rebound(tree, "range")
+    found: dict[tuple[int, str], ComprehensionCall] = {}
+    for node in _statements_with_a_value(tree):
+        frames = [n for n in ast.walk(node) if isinstance(n, (*_COMPREHENSIONS_BUILT, ast.GeneratorExp, ast.Lambda))]
+        if len(frames) != 1 or not isinstance(frames[0], _COMPREHENSIONS_BUILT):
+            continue
+        comp, value = frames[0], node.value
+        reads: set[str] = set()
+        if value is not comp:
+            if not (isinstance(value, ast.Call) and value.args and value.args[0] is comp):
+                continue
+            func = value.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                reads.add(func.value.id)  # a method of a builtin value: looking it up runs nothing
+            elif not isinstance(func, ast.Name):
+                continue
+        first = comp.generators[0].iter
+        if not (_inert_expression(first) or _is_range_call(first, range_is_builtin)):
+            continue
+        reads |= {n.id for n in ast.walk(first) if isinstance(n, ast.Name)} - {"range"}
+        code = _COMPREHENSION_CODE[type(comp)]
+        names = frees.get((comp.lineno, code), [])
+        if len(names) != 1:
+            continue
+        found[(node.lineno, code)] = (_iterator_source(first, range_is_builtin), names[0], frozenset(reads))
     return found
