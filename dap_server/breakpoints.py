@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import ast
 import re
-import types
 from dataclasses import dataclass, field
 
 from dap_server.evaluator import EvalError, Evaluator, interpolate
 from model_backend import safe_ast
+from model_backend.program import Program
 
 
 @dataclass
@@ -38,16 +38,10 @@ class LineMap:
                 starts.add(node.lineno)
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     starts.update(d.lineno for d in node.decorator_list)
-        code_lines: set[int] = set()
         try:
-            code = compile(source, filename, "exec", dont_inherit=True)
-            stack = [code]
-            while stack:
-                co = stack.pop()
-                code_lines.update(line for _, _, line in co.co_lines() if line)
-                stack.extend(c for c in co.co_consts if isinstance(c, types.CodeType))
+            code_lines = Program(source=source, path=filename).code_lines()
         except (SyntaxError, ValueError):
-            code_lines = starts
+            code_lines = frozenset(starts)
         # Every line with bytecode can raise a line event, including the continuation lines of a
         # multi-line statement (CPython reports them; debugpy verifies breakpoints there too).
         executable = frozenset(code_lines) or frozenset(starts)

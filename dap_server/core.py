@@ -38,7 +38,6 @@ from dap_server.evaluator import EvalError, Evaluator
 from dap_server.values import parse_value, show
 from model_backend.engine.base import CallerFrame, Engine
 from model_backend.program import Program
-from model_backend.sandbox import Limits
 from model_backend.state import Action, ActionKind, StackFrame, State
 
 StepKind = Literal["next", "stepIn", "stepOut", "continue", "stepBack", "reverseContinue"]
@@ -153,9 +152,8 @@ class DebugCore:
             new_engine = self.engine_factory(engine, model, worker)
         except Exception as exc:  # EngineError, ImportError, a model that fails to load, ...
             raise CoreError(f"cannot start the {engine} engine: {exc}") from None
-        limits = getattr(new_engine, "limits", None)  # the oracle's: the only engine that runs the program
-        if max_events is not None and isinstance(limits, Limits):
-            new_engine.limits = limits.model_copy(update={"max_events": max_events})  # type: ignore[attr-defined]
+        if max_events is not None:
+            new_engine.limit_events(max_events)
         self.close()
         self.engine, self.engine_name, self.program = new_engine, engine, loaded
         self.breakpoints.set_source(loaded.source, loaded.path)

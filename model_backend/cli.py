@@ -80,7 +80,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print the initial state, then the state after each action: one JSON object a line."""
         from model_backend.engine import create_engine
-        from model_backend.engine.oracle import OracleEngine
 
         if start not in ("entry", "exit"):
             fail(f"--start must be 'entry' or 'exit', not {start!r}")
@@ -94,8 +93,7 @@ def register(app: typer.Typer) -> None:
                     fail(f"breakpoint:{line} would never stop: line {line} is {where}")
         try:
             eng = create_engine(engine, model=model)
-            if isinstance(eng, OracleEngine):
-                eng.limits = eng.limits.model_copy(update={"max_events": max_events})
+            eng.limit_events(max_events)
             sys.stdout.write(json.dumps(eng.start(prog, start).step_record(None)) + "\n")  # type: ignore[arg-type]
             for action in action_list:
                 sys.stdout.write(json.dumps(eng.step(action).step_record(action)) + "\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any
 
@@ -521,20 +522,23 @@ def test_the_parameters_a_line_binds_at_its_call() -> None:
     assert call_bindings(ast.parse(CALLS + "class K:\n    pass\n"), 200) == {}
 
 
+def _call_events_after_lines(table: dict[tuple[int, str], Any], events: list) -> Iterator[tuple[Any, Any, Any]]:
+    """(line event, call event, table entry) for each call event right after a line event whose (line,
+    called function) is in `table` and whose entry's last part, the names to check, hold builtin values."""
+    from model_backend.engine.constraint import _builtin_value
+
+    for event, following in pairwise(events):
+        entry = table.get((event.line, following.function))
+        if (event.event == "line" and following.event == "call" and entry is not None
+                and all(_builtin_value(event.locals.get(name)) for name in entry[-1])):
+            yield event, following, entry
+
+
 def _calls_checked(program: Program, events: list) -> int:
     """On a trace: each call event right after a line event of a line in facts.calls (for that function)
     holds the bound values the grammar would force; returns how many were checked."""
-    from model_backend.engine.constraint import _builtin_value
-
-    facts = ProgramFacts.of(program)
     checked = 0
-    for event, following in pairwise(events):
-        binding = facts.calls.get((event.line, following.function))
-        if event.event != "line" or following.event != "call" or binding is None:
-            continue
-        bound, reads = binding
-        if not all(_builtin_value(event.locals.get(name)) for name in reads):
-            continue
+    for event, following, (bound, _) in _call_events_after_lines(ProgramFacts.of(program).calls, events):
         for param, source in bound:
             if source is not None and (source[0] == "literal" or source[1] in event.locals):
                 want = source[1] if source[0] == "literal" else event.locals[source[1]]
@@ -597,9 +601,9 @@ def f(items, tokens, s):
 
 
 def test_what_a_comprehension_starts_with() -> None:
-    from model_backend.engine.flow import comprehension_calls
+    from model_backend.engine.flow import comprehension_calls, symbol_table
 
-    found = comprehension_calls(COMPREHENSIONS, ast.parse(COMPREHENSIONS))
+    found = comprehension_calls(symbol_table(COMPREHENSIONS), ast.parse(COMPREHENSIONS))
     assert found == {
         (2, "<listcomp>"): (("name", "items"), ("tokens",), frozenset({"items"})),
         (4, "<listcomp>"): (("type", "tuple_iterator"), ("n",), frozenset()),
@@ -614,17 +618,10 @@ def test_what_a_comprehension_starts_with() -> None:
 def _comprehension_starts_checked(program: Program, events: list) -> int:
     """On a trace: each comprehension's call event right after a line event of a line in
     facts.comprehensions holds the `.0` and free values the grammar would force; how many were checked."""
-    from model_backend.engine.constraint import _builtin_value, _iterator_type
+    from model_backend.engine.constraint import _iterator_type
 
-    facts = ProgramFacts.of(program)
     checked = 0
-    for event, following in pairwise(events):
-        call = facts.comprehensions.get((event.line, following.function))
-        if event.event != "line" or following.event != "call" or call is None:
-            continue
-        source, frees, reads = call
-        if not all(_builtin_value(event.locals.get(name)) for name in reads):
-            continue
+    for event, following, (source, frees, _) in _call_events_after_lines(ProgramFacts.of(program).comprehensions, events):
         for name in frees:
             if name in event.locals:
                 assert following.locals.get(name) == event.locals[name], (event.line, name)

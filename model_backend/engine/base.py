@@ -93,6 +93,10 @@ class Engine(ABC):
         holds only its frame's locals, so only the oracle answers."""
         return None
 
+    def limit_events(self, count: int) -> None:  # noqa: B027 - optional hook
+        """How many events a run of the program may record before it is stopped. Only an engine that runs
+        the program (the oracle) has such a limit; the others ignore it."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (processes, connections)."""
 

@@ -38,6 +38,7 @@ from model_backend.engine.flow import (
     shared_names,
     simple_assignments,
     suspending_functions,
+    symbol_table,
 )
 from model_backend.program import Program
 from model_backend.sandbox import Limits
@@ -190,12 +191,13 @@ class ProgramFacts:
         if program.entry is not None:
             functions.discard("<module>")  # entry mode traces from the entry call: no module frame
         dynamic = _uses_dynamic_lookup(tree)  # then neither rule below can be trusted
+        table = symbol_table(program.source)
         literals, copies = simple_assignments(tree, Limits().max_repr)
         return cls(
             lines=lines, names=frozenset(names), functions=frozenset(functions),
             spans={name: frozenset(span) for name, span in spans.items()},
             call_lines={} if dynamic else direct_call_lines(tree),
-            scopes={} if dynamic else scope_names(program.source, tree),
+            scopes={} if dynamic else scope_names(table, tree),
             comprehension_callers={} if dynamic else comprehension_callers(tree),
             next_lines=next_lines(tree),
             ends=frame_ends(tree),
@@ -209,7 +211,7 @@ class ProgramFacts:
             inert={} if dynamic else inert_lines(tree),
             returns=returned_names(tree),
             calls={} if dynamic else call_bindings(tree, Limits().max_repr),
-            comprehensions={} if dynamic else comprehension_calls(program.source, tree),
+            comprehensions={} if dynamic else comprehension_calls(table, tree),
         )
 
 
@@ -315,14 +317,12 @@ _ANONYMOUS_CODE_NAMES = {"listcomp": "<listcomp>", "setcomp": "<setcomp>", "dict
                          "genexpr": "<genexpr>", "lambda": "<lambda>"}
 
 
-def scope_names(source: str, tree: ast.Module) -> dict[str, frozenset[str]]:
+def scope_names(top: symtable.SymbolTable | None, tree: ast.Module) -> dict[str, frozenset[str]]:
     """For each code name, the names its frames' `f_locals` can hold: a function's parameters, locals,
     cells and free variables; a class body's or the module's bindings (the module's also every name a
     function declares `global`). From the compiler's own symbol table (`symtable`), not by running.
     Only for programs without dynamic lookups or writes (`exec`, `locals()`, ...; `_uses_dynamic_lookup`)."""
-    try:
-        top = symtable.symtable(source, "<program>", "exec")
-    except (SyntaxError, ValueError, RecursionError):
+    if top is None:
         return {}
     scopes: dict[str, set[str]] = {}
     tables = [top]

@@ -723,7 +723,15 @@ def _is_range_call(node: ast.expr, range_is_builtin: bool) -> bool:
             and all(_inert_expression(a) and not isinstance(a, ast.Starred) for a in node.args))
 
 
-def comprehension_calls(source: str, tree: ast.Module) -> dict[tuple[int, str], ComprehensionCall]:
+def symbol_table(source: str) -> symtable.SymbolTable | None:
+    """The compiler's symbol table of the program (None if it cannot be built): read, never run."""
+    try:
+        return symtable.symtable(source, "<program>", "exec")
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def comprehension_calls(top: symtable.SymbolTable | None, tree: ast.Module) -> dict[tuple[int, str], ComprehensionCall]:
     """(line, "<listcomp>" | "<setcomp>" | "<dictcomp>") -> what its call event's locals hold, for lines that
     hold one statement, on that line alone, with one comprehension (and no generator expression or
     lambda), which runs before anything else of the statement could change an object: the statement is
@@ -732,11 +740,7 @@ def comprehension_calls(source: str, tree: ast.Module) -> dict[tuple[int, str], 
     `range(...)`. Its frame then starts with `.0` (the iterable's iterator) and the free names it uses
     from the frame around it (symtable), holding that frame's values. The caller checks that the names
     the iterable reads (and a method's receiver) hold builtin values. Empty for a program with a class."""
-    if _defines_a_class(tree):
-        return {}
-    try:
-        top = symtable.symtable(source, "<program>", "exec")
-    except (SyntaxError, ValueError, RecursionError):
+    if top is None or _defines_a_class(tree):
         return {}
     frees: dict[tuple[int, str], list[tuple[str, ...]]] = {}
     tables = [top]

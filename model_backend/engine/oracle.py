@@ -73,6 +73,9 @@ class OracleEngine(Engine):
         self._state = self.mdp.state(self.position)
         return self._state
 
+    def limit_events(self, count: int) -> None:
+        self.limits = self.limits.model_copy(update={"max_events": count})
+
     def module_globals(self) -> dict[str, str] | None:
         if self.mdp is None:
             return None
