@@ -209,7 +209,8 @@ class BreakpointTable:
     def at(self, line: int | None) -> list[Breakpoint]:
         return [b for b in self.items if line is not None and b.line == line]
 
-    def reached(self, line: int | None, names: dict[str, str], count: bool = True) -> Hit:
+    def reached(self, line: int | None, names: dict[str, str], count: bool = True,
+                attributes: dict[str, dict[str, str]] | None = None) -> Hit:
         """Execution reached `line` with `names` as its locals: which breakpoints fire, and logs.
 
         Order per breakpoint, as debugpy does: condition, then hit count, then log message. A condition
@@ -217,7 +218,7 @@ class BreakpointTable:
         execution) hit counts are neither updated nor checked and log points stay silent.
         """
         result = Hit(stop=False)
-        evaluator = Evaluator(names)
+        evaluator = Evaluator(names, attributes=attributes)
         for bp in self.at(line):
             if bp.condition is not None:
                 try:
@@ -233,7 +234,7 @@ class BreakpointTable:
                     continue
             if bp.log_message is not None:
                 if count:
-                    result.logs.append(interpolate(bp.log_message, names))
+                    result.logs.append(interpolate(bp.log_message, names, attributes))
                 continue
             result.stop = True
             result.ids.append(bp.id)

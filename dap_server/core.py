@@ -333,7 +333,8 @@ class DebugCore:
     def _reached(self, state: State, outputs: list[Output], count: bool = True) -> Hit:
         if state.event != "line" or state.line not in self.breakpoints.active_lines():
             return Hit(stop=False)
-        hit = self.breakpoints.reached(state.line, self.eval_names(state), count=count)
+        hit = self.breakpoints.reached(state.line, self.eval_names(state), count=count,
+                                       attributes=self.object_attributes(state))
         outputs.extend(Output("console", text + "\n") for text in hit.logs)
         outputs.extend(Output("stderr", text + "\n") for text in hit.errors)
         return hit
@@ -602,6 +603,16 @@ class DebugCore:
         except Exception:  # an engine that cannot tell: no globals shown
             return None
 
+    def object_attributes(self, state: State | None = None) -> dict[str, dict[str, str]]:
+        """The attributes of the program's objects the current frame's names hold, where the engine knows
+        them (the oracle); {} otherwise."""
+        if self.engine is None or self._state is None or (state is not None and state is not self._state):
+            return {}
+        try:
+            return self.engine.object_attributes() or {}
+        except Exception:  # an engine that cannot tell: objects show only their reprs
+            return {}
+
     def eval_names(self, state: State | None = None) -> dict[str, str]:
         """Names an expression may use: the locals (and, in a function on the oracle, the module globals
         its code names, which the locals shadow), plus pdb's __return__ / __exception__."""
@@ -631,14 +642,14 @@ class DebugCore:
         state = self.state
         if state.event == "exit":
             raise CoreError("the program has exited: there are no variables")
-        names = self.eval_names(state)
+        names, attributes = self.eval_names(state), self.object_attributes(state)
         if frame_id not in (None, 1):
             caller = self.caller_frame(frame_id)
             if caller is None:
                 raise CoreError("only the innermost frame's values are known in this state")
-            names = caller.locals
+            names, attributes = caller.locals, caller.attributes
         try:
-            return Evaluator(names).evaluate(expression)
+            return Evaluator(names, attributes=attributes).evaluate(expression)
         except EvalError as exc:
             raise CoreError(str(exc)) from None
 
@@ -671,7 +682,7 @@ class DebugCore:
             raise CoreError("the program has exited")
         if name not in state.locals:
             raise CoreError(f"no variable named {name!r} in the current frame")
-        evaluator = Evaluator(self.eval_names(state))
+        evaluator = Evaluator(self.eval_names(state), attributes=self.object_attributes(state))
         try:
             new_value: Any = evaluator.evaluate(value_text)
             literal_ok = _is_literal(new_value)

@@ -24,7 +24,7 @@ import operator
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from dap_server.values import Opaque, Record, container_children, parse_value, show
+from dap_server.values import Opaque, Record, container_children, show, with_attributes
 from model_backend import safe_ast
 
 MAX_EXPRESSION_CHARS = 4_000
@@ -117,6 +117,12 @@ def _to_str(value: Any = "") -> str:
     return value if isinstance(value, str) else show(value)
 
 
+def _vars(value: Any) -> dict[str, Any]:
+    if isinstance(value, Record) and value.fields:
+        return dict(value.fields)
+    raise EvalError("vars() needs an object whose attributes the engine shows")
+
+
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "len": len,
     "min": min,
@@ -151,6 +157,7 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "bin": bin,
     "isnan": math.isnan,
     "type": lambda x: _TypeName(type(x).__name__ if not isinstance(x, Record) else x.name),
+    "vars": _vars,
 }
 
 _METHODS: dict[type, frozenset[str]] = {
@@ -177,10 +184,13 @@ class _TypeName(str):
 
 
 class Evaluator:
-    """Evaluates expressions against a mapping of names to repr strings (or already parsed values)."""
+    """Evaluates expressions against a mapping of names to repr strings (or already parsed values), and
+    the attributes recorded for the names that hold the program's objects (`values.with_attributes`)."""
 
-    def __init__(self, names: Mapping[str, Any], parsed: bool = False) -> None:
+    def __init__(self, names: Mapping[str, Any], parsed: bool = False,
+                 attributes: Mapping[str, Mapping[str, str]] | None = None) -> None:
         self._raw = names
+        self._attributes = attributes or {}
         self._parsed: dict[str, Any] = dict(names) if parsed else {}
         self._is_parsed = parsed
         self._ops = 0
@@ -189,7 +199,7 @@ class Evaluator:
         if name in self._parsed:
             return self._parsed[name]
         if not self._is_parsed and name in self._raw:
-            value = parse_value(self._raw[name])
+            value = with_attributes(self._raw[name], self._attributes.get(name))
             self._parsed[name] = value
             return value
         raise KeyError(name)
@@ -491,9 +501,10 @@ def evaluate(expression: str, names: Mapping[str, str]) -> Any:
     return Evaluator(names).evaluate(expression)
 
 
-def interpolate(message: str, names: Mapping[str, str]) -> str:
+def interpolate(message: str, names: Mapping[str, str],
+                attributes: Mapping[str, Mapping[str, str]] | None = None) -> str:
     """A log-point message: `{expr}` parts are evaluated and written as str() would; `{{`/`}}` escape."""
-    evaluator = Evaluator(names)
+    evaluator = Evaluator(names, attributes=attributes)
     out: list[str] = []
     i = 0
     while i < len(message):

@@ -549,19 +549,21 @@ class DAPSession:
         scopes = []
         if frame.is_top:
             names = self.core.display_locals()
-            locals_ = Container("scope", names=names, confidence=state.confidence)
+            attributes = self.core.object_attributes()
+            locals_ = Container("scope", names=names, confidence=state.confidence, attributes=attributes)
             locals_ref = self.store.add(locals_, memo=(0, f"locals:{frame.id}"))
             self._top_locals = locals_
             scopes.append(dap.Scope(name="Locals", presentationHint="locals", variablesReference=locals_ref,
                                     namedVariables=len(names), expensive=False))
             if self.core.is_module_frame():
-                globals_ = Container("scope", names=dict(state.locals), confidence=state.confidence)
+                globals_ = Container("scope", names=dict(state.locals), confidence=state.confidence,
+                                     attributes=attributes)
                 self._top_globals = globals_
                 ref = self.store.add(globals_, memo=(0, f"globals:{frame.id}"))
                 scopes.append(dap.Scope(name="Globals", variablesReference=ref, namedVariables=len(state.locals),
                                         expensive=False))
             elif (module_globals := self.core.module_globals()) is not None:
-                globals_ = Container("scope", names=module_globals, confidence=None)
+                globals_ = Container("scope", names=module_globals, confidence=None, attributes=attributes)
                 self._top_globals = globals_
                 ref = self.store.add(globals_, memo=(0, f"globals:{frame.id}"))
                 scopes.append(dap.Scope(name="Globals", variablesReference=ref, namedVariables=len(module_globals),
@@ -574,7 +576,7 @@ class DAPSession:
         elif (caller := self.core.caller_frame(frame.id)) is not None:
             # The oracle knows a caller's variables as of its call site (objects a callee mutated since
             # show their values from then).
-            scope = Container("scope", names=dict(caller.locals), confidence=None)
+            scope = Container("scope", names=dict(caller.locals), confidence=None, attributes=caller.attributes)
             ref = self.store.add(scope, memo=(0, f"locals:{frame.id}"))
             scopes.append(dap.Scope(name="Locals", presentationHint="locals", variablesReference=ref,
                                     namedVariables=len(caller.locals), expensive=False))
@@ -635,11 +637,14 @@ class DAPSession:
 
     def _refresh_scopes(self) -> None:
         """After setVariable the state changed: later `variables` requests see the new values."""
+        attributes = self.core.object_attributes()
         if self._top_locals is not None:
             self._top_locals.names = self.core.display_locals()
+            self._top_locals.attributes = attributes
         if self._top_globals is not None:
             in_function = self.core.module_globals()
             self._top_globals.names = in_function if in_function is not None else dict(self.core.state.locals)
+            self._top_globals.attributes = attributes
 
     def _on_source(self, request: dap.SourceRequest) -> Any:
         if self.core.program is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,6 +162,24 @@ def parse_value(text: str) -> Any:
     return value
 
 
+def with_attributes(text: str, attributes: Mapping[str, str] | None) -> Any:
+    """An object the engine shows by its repr `text`, with the attributes the oracle recorded for it
+    (reprs by dotted path: {"val": "1", "next": "<__main__.Node object>", "next.val": "2"}): a Record
+    whose fields are those attributes, nested objects Records in turn, so that they expand and
+    `node.next.val` computes. Without attributes, `parse_value(text)`."""
+    value = parse_value(text)
+    if not attributes:
+        return value
+    fields: dict[str, Any] = {}
+    for path, attribute_text in attributes.items():
+        if "." not in path:
+            inner = {p[len(path) + 1 :]: t for p, t in attributes.items() if p.startswith(path + ".")}
+            fields[path] = with_attributes(attribute_text, inner)
+    if isinstance(value, Record):  # a repr of its own (a dataclass): the recorded attributes complete it
+        return Record(value.name, value.args, {**value.fields, **fields}, text)
+    return Record(type_name(value) or "object", (), fields, text)
+
+
 def is_container(value: Any) -> bool:
     if isinstance(value, (list, tuple, dict, set, frozenset)):
         return len(value) > 0
@@ -194,8 +213,8 @@ def type_name(value: Any) -> str:
         return value.name
     if isinstance(value, Opaque):
         text = value.text
-        if text.startswith("<") and " object at " in text:
-            return text[1:].split(" object at ")[0].rsplit(".", 1)[-1]
+        if text.startswith("<") and (" object at " in text or text.endswith(" object>")):
+            return text[1:].split(" object")[0].rsplit(".", 1)[-1]  # the tracer drops "at 0x..."
         if text.startswith("<function "):
             return "function"
         if text.startswith("<class "):

@@ -12,7 +12,7 @@ from typing import Any
 
 import dap_types as dap
 
-from dap_server.values import container_children, is_container, parse_value, show, type_name
+from dap_server.values import container_children, is_container, parse_value, show, type_name, with_attributes
 
 
 @dataclass
@@ -27,6 +27,7 @@ class Container:
     path: tuple[Any, ...] = ()  # keys / indexes from the local down to this value
     confidence: dict[str, float] | None = None
     note: str = ""
+    attributes: dict[str, dict[str, str]] = field(default_factory=dict)  # scope: the objects' attributes
 
 
 class VariableStore:
@@ -77,7 +78,8 @@ class VariableStore:
             if filter_ == "indexed":
                 return []
             for name, text in container.names.items():
-                out.append(self._scope_variable(ref, name, text, container.confidence))
+                out.append(self._scope_variable(ref, name, text, container.confidence,
+                                                container.attributes.get(name)))
         else:
             children = container_children(container.value)
             if filter_ == "named" and isinstance(container.value, (list, tuple, set, frozenset)):
@@ -98,8 +100,9 @@ class VariableStore:
             out = out[begin:] if not count else out[begin : begin + count]
         return out
 
-    def _scope_variable(self, ref: int, name: str, text: str, confidence: dict[str, float] | None) -> dap.Variable:
-        value = parse_value(text)
+    def _scope_variable(self, ref: int, name: str, text: str, confidence: dict[str, float] | None,
+                        attributes: dict[str, str] | None = None) -> dap.Variable:
+        value = with_attributes(text, attributes)
         is_pseudo = name.startswith("(")
         evaluate_name = None if is_pseudo else name
         if name.startswith("(return)"):

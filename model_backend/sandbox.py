@@ -45,6 +45,9 @@ class Limits(BaseModel):
     # Record, at each event of a function's frame, the module globals its code names (for a debugging
     # session's `p GLOBAL`; the training data and the model's format have no globals).
     record_globals: bool = False
+    # Record the attributes of the program's own objects (what a session expands under `self`); the
+    # model's format has none either.
+    record_attributes: bool = False
     max_stdout: int = 1 << 20
 
 
@@ -101,6 +104,7 @@ def run_trace(
             "max_events": limits.max_events,
             "max_repr": limits.max_repr,
             "record_globals": limits.record_globals,
+            "record_attributes": limits.record_attributes,
             "max_stdout": limits.max_stdout,
             "time_limit": limits.wall_time,
             "patches": [p.model_dump() for p in patches or []],

@@ -50,6 +50,8 @@ class TraceEvent(BaseModel):
     stdout: str = ""  # written since the previous event
     stack: list[StackFrame] = Field(default_factory=list)  # outermost first, ends with this frame
     globals: dict[str, str] = Field(default_factory=dict)  # module globals the code names (record_globals)
+    # name -> {attribute path ("next.val") -> repr}, for names holding the program's objects (record_attributes)
+    attributes: dict[str, dict[str, str]] = Field(default_factory=dict)
 
 
 class TraceResult(BaseModel):

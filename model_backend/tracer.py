@@ -9,6 +9,7 @@ they happen, so a killed child still leaves its trace behind.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import io
 import json
 import os
@@ -21,6 +22,45 @@ from typing import Any
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
+
+
+ATTRIBUTE_DEPTH = 3  # self.left.right.val: how deep a debugging session sees into the program's objects
+MAX_ATTRIBUTES = 200  # attribute paths recorded per event, over all names
+
+
+def _own_instance(value: object) -> bool:
+    """An instance of a class the traced program defines (its module is __main__), not a class itself."""
+    try:
+        return not isinstance(value, type) and type(value).__module__ == "__main__"
+    except Exception:  # a metaclass may make __module__ anything
+        return False
+
+
+def _instance_attributes(obj: object) -> list[tuple[str, object]]:
+    """The object's attributes as Python stores them (its __dict__, its __slots__, then the data its
+    classes hold, e.g. `scale = 10`), read without running any of the program's code: no __getattr__,
+    no properties or other descriptors (a getter could change what the program does next)."""
+    found: list[tuple[str, object]] = []
+    try:
+        namespace = object.__getattribute__(obj, "__dict__")
+    except Exception:  # no __dict__ (slots only), or an exotic class
+        namespace = None
+    if isinstance(namespace, dict):
+        found.extend((k, v) for k, v in list(namespace.items()) if isinstance(k, str) and k.isidentifier())
+    for cls in type(obj).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            if isinstance(slot, str) and slot.isidentifier() and slot not in ("__dict__", "__weakref__"):
+                with contextlib.suppress(AttributeError):  # a slot never assigned
+                    found.append((slot, object.__getattribute__(obj, slot)))
+    names = {name for name, _ in found}
+    for cls in type(obj).__mro__[:-1]:  # not object's own
+        for name, value in list(cls.__dict__.items()):
+            if (isinstance(name, str) and name.isidentifier() and name not in names and not name.startswith("__")
+                    and not callable(value) and not hasattr(type(value), "__get__")):
+                names.add(name)
+                found.append((name, value))
+    return found
 
 
 class _StopTracing(BaseException):
@@ -73,6 +113,7 @@ class Recorder:
         self.max_events: int = cfg["max_events"]
         self.max_repr: int = cfg["max_repr"]
         self.record_globals: bool = bool(cfg.get("record_globals"))
+        self.record_attributes: bool = bool(cfg.get("record_attributes"))
         self.deadline = time.monotonic() + cfg["time_limit"]
         self.wall_clock_reason = f"wall-clock limit of {cfg['time_limit']:g}s reached"
         self.patches: dict[int, list[tuple[str, str]]] = {}
@@ -139,6 +180,34 @@ class Recorder:
                 if not isinstance(value, types.ModuleType):
                     result[name] = safe_repr(value, self.max_repr)
         return result
+
+    def object_attributes(self, names: dict[str, Any]) -> dict[str, dict[str, str]]:
+        """For each name holding an instance of a class the program defines: its attributes' reprs by
+        dotted path (`n`, `next`, `next.val`), nested instances followed ATTRIBUTE_DEPTH deep and at most
+        MAX_ATTRIBUTES paths an event. A debugging session expands `self` and reads `p node.next.val` from
+        them; a default repr (`<__main__.Node object>`) shows none of it."""
+        result: dict[str, dict[str, str]] = {}
+        budget = [MAX_ATTRIBUTES]
+        for name, value in names.items():
+            if _own_instance(value):
+                paths: dict[str, str] = {}
+                with contextlib.suppress(Exception):  # an exotic class: what was read so far is kept
+                    self._walk_attributes(value, "", ATTRIBUTE_DEPTH, {id(value)}, paths, budget)
+                if paths:
+                    result[name] = paths
+        return result
+
+    def _walk_attributes(self, obj: object, prefix: str, depth: int, seen: set[int], paths: dict[str, str],
+                         budget: list[int]) -> None:
+        for attr, value in _instance_attributes(obj):
+            if budget[0] <= 0:
+                return
+            budget[0] -= 1
+            path = prefix + attr
+            paths[path] = safe_repr(value, self.max_repr)
+            if depth > 1 and _own_instance(value) and id(value) not in seen:  # a cycle stops at its repr
+                seen.add(id(value))
+                self._walk_attributes(value, path + ".", depth - 1, seen, paths, budget)
 
     def source_line(self, lineno: int) -> str:
         lines = self.lines
@@ -212,13 +281,19 @@ class Recorder:
             "parent_id": self.frame_id(parent) if parent is not None and self.is_user(parent) else -1,
             "is_generator": bool(frame.f_code.co_flags & _GENERATOR_FLAGS),
             "internal": event == "exception" and self.internal_stop_iteration(frame, arg),
-            "locals": self.visible_locals(frame),
+            "locals": (visible := self.visible_locals(frame)),
             "value": value,
             "stdout": self.capture.take(),
             "stack": [{"function": f.f_code.co_name, "line": f.f_lineno} for f in stack],
         }
+        module_names = self.visible_globals(frame) if self.record_globals else {}
         if self.record_globals:
-            record["globals"] = self.visible_globals(frame)
+            record["globals"] = module_names
+        if self.record_attributes:
+            local, module = frame.f_locals, frame.f_globals
+            shown = {name: local[name] for name in local if name in visible}
+            shown.update((name, module[name]) for name in module_names if name in module)
+            record["attributes"] = self.object_attributes(shown)
         if event == "return" and not record["is_generator"]:
             self.frame_ids.pop(id(frame), None)  # the frame dies; its id() may be reused
         self.emit(record)

@@ -588,3 +588,51 @@ def test_a_function_frame_shows_the_module_globals_it_uses(tmp_path: Path) -> No
         s.wait_for_stop("breakpoint")
         assert s.get_variables(scope="Globals") == {"SEEN": "[3]", "LIMIT": "10"}
         assert s.evaluate("LIMIT - x")["body"]["result"] == "7"
+
+
+LINKED = """\
+class Node:
+    def __init__(self, val, nxt=None):
+        self.val = val
+        self.next = nxt
+
+    def total(self):
+        n, s = self, 0
+        while n is not None:
+            s += n.val
+            n = n.next
+        return s
+
+
+def build(xs):
+    head = None
+    for x in reversed(xs):
+        head = Node(x, head)
+    return head.total()
+
+
+print(build([1, 2, 3]))
+"""
+
+
+def test_the_oracle_expands_the_programs_objects(tmp_path: Path) -> None:
+    """`self` expands in the Variables pane as debugpy's does (attributes, nested objects, evaluateName),
+    and expressions, breakpoint conditions and a caller's frame read attributes."""
+    program = tmp_path / "linked.py"
+    program.write_text(LINKED)
+    with stdio_session() as s:
+        with s.launch(program):
+            s.set_breakpoints([{"line": 9, "condition": "n.val == 2 and self.next.next.val == 3"}])
+        stop = s.wait_for_stop("breakpoint")
+        assert stop.frames[0]["line"] == 9 and s.evaluate("s")["body"]["result"] == "1"
+        this = s.get_variable("self")
+        assert (this["value"], this["type"]) == ("<__main__.Node object>", "Node") and this["variablesReference"]
+        children = {v["name"]: v for v in s.variables(this["variablesReference"])}
+        assert {k: v["value"] for k, v in children.items()} == {"val": "1", "next": "<__main__.Node object>"}
+        assert children["next"]["evaluateName"] == "self.next"
+        nested = {v["name"]: v["value"] for v in s.variables(children["next"]["variablesReference"])}
+        assert nested == {"val": "2", "next": "<__main__.Node object>"}
+        assert s.evaluate("self.next.next.val + n.val")["body"]["result"] == "5"
+        scopes = s.scopes(2)  # build's frame, at its call site: `head` is the same list
+        head = next(v for v in s.variables(scopes[0]["variablesReference"]) if v["name"] == "head")
+        assert {v["name"]: v["value"] for v in s.variables(head["variablesReference"])}["val"] == "1"

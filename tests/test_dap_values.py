@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dap_server.breakpoints import BreakpointTable, LineMap, parse_hit_condition
-from dap_server.evaluator import EvalError, evaluate, interpolate
+from dap_server.evaluator import EvalError, Evaluator, evaluate, interpolate
 from dap_server.server import serve_tcp
-from dap_server.values import Opaque, Record, container_children, parse_value, show
+from dap_server.values import Opaque, Record, container_children, parse_value, show, with_attributes
 from tests.dap_client import DapClient, Session, stdio_session
 
 pytestmark = pytest.mark.timeout(120)
@@ -110,6 +110,26 @@ def test_parse_value_special_forms() -> None:
     assert [name for name, _, _ in container_children(point)] == ["x", "y"]
     assert parse_value("frozenset({1})") == frozenset({1}) and parse_value("set()") == set()
     assert [c[0] for c in container_children(parse_value("{'k': 1}"))] == ["'k'"]
+
+
+def test_objects_with_recorded_attributes_expand_and_compute() -> None:
+    """The oracle's attributes (values.with_attributes): a default repr becomes a Record named after its
+    class, nested objects in turn; a repr of its own keeps its text and gains the attributes."""
+    attributes = {"val": "1", "next": "<__main__.Node object>", "next.val": "2", "next.next": "None"}
+    node = with_attributes("<__main__.Node object>", attributes)
+    assert isinstance(node, Record) and node.name == "Node" and show(node) == "<__main__.Node object>"
+    assert [(name, show(v), suffix) for name, v, suffix in container_children(node)] == [
+        ("val", "1", ".val"), ("next", "<__main__.Node object>", ".next")]
+    point = with_attributes("Point(x=1)", {"x": "1", "tag": "'a'"})
+    assert point.fields == {"x": 1, "tag": "a"} and show(point) == "Point(x=1)"
+    assert isinstance(with_attributes("<__main__.Node object>", {}), Opaque)
+    names = {"node": "<__main__.Node object>", "k": "2"}
+    evaluator = Evaluator(names, attributes={"node": attributes})
+    assert evaluator.evaluate("node.next.val * k") == 4
+    assert evaluator.evaluate("vars(node.next)") == {"val": 2, "next": None}
+    with pytest.raises(EvalError, match="shows only its repr"):
+        evaluate("node.val", names)  # without attributes (a neural state): the repr is all there is
+    assert interpolate("at {node.next.val}", names, {"node": attributes}) == "at 2"
 
 
 def test_interpolate_log_messages() -> None:

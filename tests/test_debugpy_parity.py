@@ -13,7 +13,9 @@ Compared, exactly, as rendered lines (a difference fails with a unified diff of 
 - the breakpoints answer: verified or not, and the line;
 - at every stop: the stop reason (`step`, `breakpoint`, `exception`), the stop line, the frames that
   belong to the program (name:line, innermost first, `<module>` included), and the Locals scope's plain
-  variables (name=value, sorted). Normalized alike on both sides: debugpy's group entries (`special
+  variables (name=value, sorted), each of the program's objects with the default repr expanded one level
+  (`node.val=2`; its properties, whose getters debugpy runs and the oracle does not, and `_protected`
+  names, which debugpy files under a group, left out). Normalized alike on both sides: debugpy's group entries (`special
   variables`, `function variables`, ...) and `(return) f` entries are dropped, as are values that are
   classes, functions or modules (debugpy files those under its groups; the adapter lists them),
   ` at 0x...` is removed, and a repr that raised is written `<repr failed>` (the oracle trace records
@@ -175,6 +177,15 @@ class StopView:
         return f"after {self.command}: {self.reason} at line {line} | frames: {frames} | locals: {variables}"
 
 
+def properties(program: Path) -> set[str]:
+    """Names of the program's properties: debugpy runs their getters to list them among an object's
+    attributes; the oracle records no getter's result (running one could change the program's course)."""
+    tree = ast.parse(program.read_text(encoding="utf-8"))
+    return {f.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for f in node.body
+            if isinstance(f, ast.FunctionDef)
+            and any(isinstance(d, ast.Name) and d.id in ("property", "cached_property") for d in f.decorator_list)}
+
+
 def normalize_value(value: str, repr_classes: set[str]) -> str:
     value = ADDRESS.sub("", value)
     if REPR_FAILED.match(value):
@@ -243,6 +254,7 @@ class Side:
         self.session = Session(client)
         self.program = str(program)
         self.repr_classes = classes_with_repr(program)
+        self.properties = properties(program)
         self.launch_args = launch
         self.thread_id = 0
         self.mark = 0
@@ -293,7 +305,14 @@ class Side:
         scopes = client.request("scopes", {"frameId": frames[0]["id"]})["body"]["scopes"]
         local = next(s for s in scopes if s["name"] == "Locals")
         variables = self.session.variables(local["variablesReference"])
-        return StopView(command, body["reason"], own, plain_variables(variables, self.repr_classes))
+        shown = plain_variables(variables, self.repr_classes)
+        for v in variables:  # the program's objects, one level down: their attributes
+            if v.get("variablesReference") and DEFAULT_REPR.match(shown.get(v["name"], "")):
+                children = self.session.variables(v["variablesReference"])
+                for name, value in plain_variables(children, self.repr_classes).items():
+                    if name not in self.properties and not name.startswith("_"):  # debugpy: "protected variables"
+                        shown[f"{v['name']}.{name}"] = value
+        return StopView(command, body["reason"], own, shown)
 
     def close(self) -> None:
         with contextlib.suppress(AssertionError, OSError):

@@ -240,3 +240,12 @@ def test_until_leaves_a_loop_and_tbreak_stops_once(program: Path) -> None:
     assert "2   breakpoint   del  yes" in out
     assert f"Breakpoint 2 at line 2\nDeleted breakpoint 2 at {program}:2\n> {program}(2)square()" in out
     assert out.count("Breakpoint 2 at line 2") == 1 and "answer 14" in out
+
+
+def test_the_oracle_reads_attributes_of_the_programs_objects(tmp_path: Path) -> None:
+    path = tmp_path / "linked.py"
+    path.write_text("class Node:\n    def __init__(self, val, nxt=None):\n        self.val = val\n"
+                    "        self.next = nxt\n\n\ndef f():\n    head = Node(1, Node(2))\n    return head\n\n\nf()\n")
+    code, out = debug(path, "b 9, head.next.val == 2\nc\np head.next.val\np vars(head.next)\nq\n")
+    assert code == 0 and "(ndb) p head.next.val\n2\n" in out
+    assert "(ndb) p vars(head.next)\n{'val': 2, 'next': None}\n" in out

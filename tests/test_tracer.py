@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from model_backend.program import Program
 from model_backend.sandbox import Limits, run_trace
+from model_backend.tracer import MAX_ATTRIBUTES
 
 COUNT = """\
 def count(s, t):
@@ -118,3 +119,73 @@ def test_a_functions_frame_records_the_module_globals_it_names() -> None:
     assert all(e.globals == {} for e in result.events if e.function == "<module>")
     plain = run_trace(Program(source=GLOBALS, path="/tmp/g.py"))
     assert all(e.globals == {} for e in plain.events)
+
+
+OBJECTS = """\
+class Node:
+    kind = 'node'
+
+    def __init__(self, val, nxt=None):
+        self.val = val
+        self.next = nxt
+
+    @property
+    def double(self):
+        Node.reads += 1
+        return self.val * 2
+
+    def __getattr__(self, name):
+        raise RuntimeError('the tracer must not call __getattr__')
+
+
+Node.reads = 0
+
+
+class Pair:
+    __slots__ = ('a', 'b')
+
+    def __init__(self, a):
+        self.a = a
+
+
+def link(n):
+    head = None
+    for i in range(n):
+        head = Node(i, head)
+    head.next.next.next = head
+    p = Pair([head.val])
+    return Node.reads
+"""
+
+
+def test_session_traces_record_the_attributes_of_the_programs_objects() -> None:
+    """With record_attributes (debugging sessions): each name holding an instance of the program's classes
+    gets its attributes' reprs by dotted path: __dict__, __slots__ (a slot never set left out), class data
+    (not methods, properties or classes), nested objects three deep, a cycle stopped at its repr. No
+    property getter or __getattr__ runs: the program returns 0 reads. Off by default."""
+    program = Program(source=OBJECTS, path="/tmp/objects.py", entry="link(4)")
+    result = run_trace(program, Limits(record_attributes=True))
+    assert (result.exit, result.events[-1].value) == ("normal", "0")
+    last = result.events[-1].attributes
+    assert set(last) == {"head", "p"}
+    assert last["p"] == {"a": "[3]"}
+    head = last["head"]
+    assert (head["val"], head["next.val"], head["next.next.val"], head["kind"]) == ("3", "2", "1", "'node'")
+    assert head["next.next.next"] == "<__main__.Node object>"  # back to head: a cycle, not followed
+    assert "next.next.next.val" not in head and "double" not in head and "reads" in head
+    assert not any(k.endswith(("__init__", "__getattr__")) for k in head)
+    plain = run_trace(program)
+    assert all(e.attributes == {} for e in plain.events)
+
+
+def test_attribute_recording_is_bounded_per_event() -> None:
+    src = "class Bag:\n    pass\n\ndef f():\n    b = Bag()\n    for i in range(300):\n        setattr(b, f'a{i}', i)\n    return 1\n"
+    result = run_trace(Program(source=src, path="/tmp/bag.py", entry="f()"), Limits(record_attributes=True))
+    assert result.exit == "normal" and len(result.events[-1].attributes["b"]) == MAX_ATTRIBUTES
+
+
+def test_module_globals_holding_objects_get_their_attributes_too() -> None:
+    src = "class Cfg:\n    def __init__(self):\n        self.limit = 3\n\nCFG = Cfg()\n\ndef f(x):\n    return x < CFG.limit\n\nf(2)\n"
+    result = run_trace(Program(source=src, path="/tmp/cfg.py"), Limits(record_globals=True, record_attributes=True))
+    in_f = [e for e in result.events if e.function == "f"]
+    assert in_f and all(e.attributes == {"CFG": {"limit": "3"}} for e in in_f)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from model_backend import safe_ast
@@ -35,6 +35,7 @@ class EngineError(RuntimeError):
 class CallerFrame:
     line: int  # the line the frame last ran (its call site)
     locals: dict[str, str]
+    attributes: dict[str, dict[str, str]] = field(default_factory=dict)  # as Engine.object_attributes
 
 
 class Engine(ABC):
@@ -91,6 +92,13 @@ class Engine(ABC):
         """The module globals the current function's code names, as they are at this state (what `p NAME`
         means there besides the locals); None when the engine does not know them. A predicted state
         holds only its frame's locals, so only the oracle answers."""
+        return None
+
+    def object_attributes(self) -> dict[str, dict[str, str]] | None:
+        """For the names (locals and module globals) that hold the program's own objects: their
+        attributes' reprs by dotted path (`{"node": {"val": "1", "next.val": "2"}}`), as they are at this
+        state; None when the engine does not know them. A predicted state holds only reprs, so only the
+        oracle answers."""
         return None
 
     def limit_events(self, count: int) -> None:  # noqa: B027 - optional hook

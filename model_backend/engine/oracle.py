@@ -21,7 +21,7 @@ class OracleEngine(Engine):
     name = "oracle"
 
     def __init__(self, limits: Limits | None = None) -> None:
-        self.limits = limits or Limits(max_repr=SESSION_MAX_REPR, record_globals=True)
+        self.limits = limits or Limits(max_repr=SESSION_MAX_REPR, record_globals=True, record_attributes=True)
         self.program: Program | None = None
         self.mdp: TraceMDP | None = None
         self.position = 0
@@ -82,6 +82,12 @@ class OracleEngine(Engine):
         node = self.mdp.nodes[self.position]
         return None if node.kind == "exit" else dict(self.mdp.events[node.index].globals)
 
+    def object_attributes(self) -> dict[str, dict[str, str]] | None:
+        if self.mdp is None:
+            return None
+        node = self.mdp.nodes[self.position]
+        return None if node.kind == "exit" else {k: dict(v) for k, v in self.mdp.events[node.index].attributes.items()}
+
     def caller_frame(self, level: int) -> CallerFrame | None:
         """Exact: the last event of that frame instance (found by frame ids) before the current one.
         Objects the callees mutated since then show their values from that moment."""
@@ -99,7 +105,8 @@ class OracleEngine(Engine):
             index = next((i for i in range(index - 1, -1, -1) if events[i].frame_id == target), -1)
             if index < 0:
                 return None
-        return CallerFrame(line=events[index].line, locals=dict(events[index].locals))
+        return CallerFrame(line=events[index].line, locals=dict(events[index].locals),
+                           attributes={k: dict(v) for k, v in events[index].attributes.items()})
 
     def set_variable(self, name: str, value: str) -> State:
         if self.mdp is None or self.program is None:
