@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -162,22 +163,68 @@ def parse_value(text: str) -> Any:
     return value
 
 
+_SEGMENT = re.compile(r"\.?([A-Za-z_]\w*)|(\[[^\[\]]*\])")
+
+
+def _split_path(path: str) -> tuple[str, str]:
+    """`next.val` -> (`next`, `val`); `[0].name` -> (`[0]`, `name`); `children[1]` -> (`children`, `[1]`)."""
+    m = _SEGMENT.match(path)
+    if m is None:
+        return path, ""
+    rest = path[m.end() :]
+    return m.group(1) or m.group(2), rest[1:] if rest.startswith(".") else rest
+
+
 def with_attributes(text: str, attributes: Mapping[str, str] | None) -> Any:
-    """An object the engine shows by its repr `text`, with the attributes the oracle recorded for it
-    (reprs by dotted path: {"val": "1", "next": "<__main__.Node object>", "next.val": "2"}): a Record
-    whose fields are those attributes, nested objects Records in turn, so that they expand and
-    `node.next.val` computes. Without attributes, `parse_value(text)`."""
+    """A value the engine shows by its repr `text`, with what the oracle recorded inside it (reprs by
+    path: {"val": "1", "next": "<__main__.Node object>", "next.val": "2", "kids[0].val": "3"}). An
+    object becomes a Record whose fields are its attributes; a list, tuple or dict gets those of its
+    elements that are objects rebuilt the same way; so they expand and `node.kids[0].val` computes.
+    Without attributes, `parse_value(text)`."""
     value = parse_value(text)
     if not attributes:
         return value
+    texts: dict[str, str] = {}
+    inside: dict[str, dict[str, str]] = {}
+    for path, path_text in attributes.items():
+        segment, rest = _split_path(path)
+        if rest:
+            inside.setdefault(segment, {})[rest] = path_text
+        else:
+            texts[segment] = path_text
+    if isinstance(value, Opaque):  # a container of objects (`[<__main__.D object>]`): from its elements
+        value = _container_from(text, texts)
     fields: dict[str, Any] = {}
-    for path, attribute_text in attributes.items():
-        if "." not in path:
-            inner = {p[len(path) + 1 :]: t for p, t in attributes.items() if p.startswith(path + ".")}
-            fields[path] = with_attributes(attribute_text, inner)
+    for segment, segment_text in texts.items():
+        child = with_attributes(segment_text, inside.get(segment))
+        if not segment.startswith("["):
+            fields[segment] = child
+        elif isinstance(value, (list, dict)) or (isinstance(value, tuple) and not isinstance(value, Record)):
+            key = parse_value(segment[1:-1])
+            if isinstance(value, dict) and not isinstance(key, Opaque) and key in value:
+                value[key] = child
+            elif isinstance(value, (list, tuple)) and type(key) is int and 0 <= key < len(value):
+                value = (*value[:key], child, *value[key + 1 :]) if isinstance(value, tuple) else value
+                if isinstance(value, list):
+                    value[key] = child
+    if not fields:
+        return value
     if isinstance(value, Record):  # a repr of its own (a dataclass): the recorded attributes complete it
         return Record(value.name, value.args, {**value.fields, **fields}, text)
     return Record(type_name(value) or "object", (), fields, text)
+
+
+def _container_from(text: str, elements: Mapping[str, str]) -> Any:
+    """The list, tuple or dict `text` shows, from the reprs the tracer recorded for every element
+    (`[0]`, `['k']`); Opaque(text) when they do not make it whole."""
+    keys = [parse_value(segment[1:-1]) for segment in elements if segment.startswith("[")]
+    items = [parse_value(t) for segment, t in elements.items() if segment.startswith("[")]
+    opener = text[:1]
+    if opener in "[(" and keys == list(range(len(keys))):
+        return items if opener == "[" else tuple(items)
+    if opener == "{" and keys and all(type(k) in (int, str) for k in keys):
+        return dict(zip(keys, items, strict=True))
+    return Opaque(text)
 
 
 def is_container(value: Any) -> bool:

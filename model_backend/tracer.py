@@ -26,6 +26,7 @@ _GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC
 
 ATTRIBUTE_DEPTH = 3  # self.left.right.val: how deep a debugging session sees into the program's objects
 MAX_ATTRIBUTES = 200  # attribute paths recorded per event, over all names
+MAX_ELEMENTS = 50  # elements of one list, tuple or dict looked into for the program's objects
 
 
 def _own_instance(value: object) -> bool:
@@ -34,6 +35,28 @@ def _own_instance(value: object) -> bool:
         return not isinstance(value, type) and type(value).__module__ == "__main__"
     except Exception:  # a metaclass may make __module__ anything
         return False
+
+
+def _elements(value: object) -> list[tuple[str, object]]:
+    """A plain list's, tuple's or dict's elements by path segment (`[0]`, `['k']`): all of them, or none
+    when there are more than MAX_ELEMENTS or a dict key is not an int or a string a path can hold."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        sequence: list[Any] | tuple[Any, ...] = value  # type: ignore[assignment]
+        return [] if len(sequence) > MAX_ELEMENTS else [(f"[{i}]", v) for i, v in enumerate(sequence)]
+    if kind is dict:
+        mapping: dict[Any, Any] = value  # type: ignore[assignment]
+        items = list(mapping.items())
+        if len(items) <= MAX_ELEMENTS and all(type(k) in (int, str) and not any(c in repr(k) for c in "[].") for k, _ in items):
+            return [(f"[{k!r}]", v) for k, v in items]
+    return []
+
+
+def _holds_objects(value: object, depth: int = 2) -> bool:
+    """Is this one of the program's objects, or a container (two levels at most) with one inside?"""
+    if _own_instance(value):
+        return True
+    return depth > 0 and any(_holds_objects(v, depth - 1) for _, v in _elements(value))
 
 
 def _instance_attributes(obj: object) -> list[tuple[str, object]]:
@@ -182,32 +205,42 @@ class Recorder:
         return result
 
     def object_attributes(self, names: dict[str, Any]) -> dict[str, dict[str, str]]:
-        """For each name holding an instance of a class the program defines: its attributes' reprs by
-        dotted path (`n`, `next`, `next.val`), nested instances followed ATTRIBUTE_DEPTH deep and at most
-        MAX_ATTRIBUTES paths an event. A debugging session expands `self` and reads `p node.next.val` from
-        them; a default repr (`<__main__.Node object>`) shows none of it."""
+        """For each name holding an instance of a class the program defines, or a list, tuple or dict of
+        them: the reprs inside, by path (`val`, `next.val`, `children[0].val`, `[1].name`). An object's
+        attributes are all recorded; a container's elements only when they are (or hold) such objects.
+        Objects are followed ATTRIBUTE_DEPTH deep, MAX_ELEMENTS elements a container, MAX_ATTRIBUTES
+        paths an event. A debugging session expands `self` and reads `p node.next.val` from them; a
+        default repr (`<__main__.Node object>`) shows none of it."""
         result: dict[str, dict[str, str]] = {}
         budget = [MAX_ATTRIBUTES]
         for name, value in names.items():
-            if _own_instance(value):
-                paths: dict[str, str] = {}
-                with contextlib.suppress(Exception):  # an exotic class: what was read so far is kept
-                    self._walk_attributes(value, "", ATTRIBUTE_DEPTH, {id(value)}, paths, budget)
-                if paths:
-                    result[name] = paths
+            paths: dict[str, str] = {}
+            with contextlib.suppress(Exception):  # an exotic class: what was read so far is kept
+                self._walk_inside(value, "", ATTRIBUTE_DEPTH, frozenset(), paths, budget)
+            if paths:
+                result[name] = paths
         return result
 
-    def _walk_attributes(self, obj: object, prefix: str, depth: int, seen: set[int], paths: dict[str, str],
-                         budget: list[int]) -> None:
-        for attr, value in _instance_attributes(obj):
+    def _walk_inside(self, value: object, path: str, depth: int, ancestors: frozenset[int],
+                     paths: dict[str, str], budget: list[int]) -> None:
+        if id(value) in ancestors:  # a cycle: it stops at the repr already recorded
+            return
+        ancestors = ancestors | {id(value)}
+        if _own_instance(value):
+            if depth < 1:
+                return
+            depth -= 1
+            inside = [(("." if path else "") + attr, v) for attr, v in _instance_attributes(value)]
+        elif _holds_objects(value):  # every element, so that the debugger can rebuild the container
+            inside = _elements(value)
+        else:
+            return
+        for segment, child in inside:
             if budget[0] <= 0:
                 return
             budget[0] -= 1
-            path = prefix + attr
-            paths[path] = safe_repr(value, self.max_repr)
-            if depth > 1 and _own_instance(value) and id(value) not in seen:  # a cycle stops at its repr
-                seen.add(id(value))
-                self._walk_attributes(value, path + ".", depth - 1, seen, paths, budget)
+            paths[path + segment] = safe_repr(child, self.max_repr)
+            self._walk_inside(child, path + segment, depth, ancestors, paths, budget)
 
     def source_line(self, lineno: int) -> str:
         lines = self.lines

@@ -636,3 +636,22 @@ def test_the_oracle_expands_the_programs_objects(tmp_path: Path) -> None:
         scopes = s.scopes(2)  # build's frame, at its call site: `head` is the same list
         head = next(v for v in s.variables(scopes[0]["variablesReference"]) if v["name"] == "head")
         assert {v["name"]: v["value"] for v in s.variables(head["variablesReference"])}["val"] == "1"
+
+
+def test_the_oracle_expands_objects_inside_lists(tmp_path: Path) -> None:
+    program = tmp_path / "tree.py"
+    program.write_text("class Node:\n    def __init__(self, value, children=()):\n        self.value = value\n"
+                       "        self.children = list(children)\n\n\n"
+                       "tree = Node(1, [Node(2), Node(3, [Node(4)])])\nleaves = [tree.children[0], 5]\nprint(tree.value)\n")
+    with stdio_session() as s:
+        with s.launch(program):
+            s.set_breakpoints([9])
+        s.wait_for_stop("breakpoint")
+        leaves = s.get_variable("leaves")
+        assert leaves["value"] == "[<__main__.Node object>, 5]" and leaves["variablesReference"]
+        first = s.variables(leaves["variablesReference"])[0]
+        assert (first["evaluateName"], first["type"]) == ("leaves[0]", "Node")
+        assert {v["name"]: v["value"] for v in s.variables(first["variablesReference"])} == {
+            "value": "2", "children": "[]"}
+        assert s.evaluate("[c.value for c in tree.children] + [tree.children[1].children[0].value]")[
+            "body"]["result"] == "[2, 3, 4]"

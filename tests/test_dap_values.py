@@ -130,6 +130,12 @@ def test_objects_with_recorded_attributes_expand_and_compute() -> None:
     with pytest.raises(EvalError, match="shows only its repr"):
         evaluate("node.val", names)  # without attributes (a neural state): the repr is all there is
     assert interpolate("at {node.next.val}", names, {"node": attributes}) == "at 2"
+    pets = with_attributes("[<__main__.D object>, 2]", {"[0]": "<__main__.D object>", "[0].name": "'rex'", "[1]": "2"})
+    assert isinstance(pets, list) and pets[0].fields == {"name": "rex"} and show(pets) == "[<__main__.D object>, 2]"
+    by = with_attributes("{'a': (<__main__.D object>,)}", {"['a']": "(<__main__.D object>,)",
+                                                          "['a'][0]": "<__main__.D object>", "['a'][0].name": "'bit'"})
+    assert by["a"][0].fields == {"name": "bit"}
+    assert isinstance(with_attributes("[<__main__.D object>, 2]", {"[1]": "2"}), Opaque)  # not whole: unread
 
 
 def test_interpolate_log_messages() -> None:

@@ -189,3 +189,18 @@ def test_module_globals_holding_objects_get_their_attributes_too() -> None:
     result = run_trace(Program(source=src, path="/tmp/cfg.py"), Limits(record_globals=True, record_attributes=True))
     in_f = [e for e in result.events if e.function == "f"]
     assert in_f and all(e.attributes == {"CFG": {"limit": "3"}} for e in in_f)
+
+
+def test_containers_of_objects_record_every_element() -> None:
+    """A list, tuple or dict holding the program's objects records all its elements (so that the debugger
+    can rebuild it) and looks into the objects; a container of plain values, one longer than
+    MAX_ELEMENTS, or a dict with a key a path cannot hold records nothing."""
+    src = ("class D:\n    def __init__(self, name):\n        self.name = name\n\n"
+           "def f():\n    pets = [D('rex'), 2]\n    by = {'a': (D('bit'),)}\n    nums = [1, 2]\n"
+           "    many = [D(i) for i in range(60)]\n    odd = {1.5: D('x')}\n    return 0\n")
+    result = run_trace(Program(source=src, path="/tmp/pets.py", entry="f()"), Limits(record_attributes=True))
+    last = result.events[-1].attributes
+    assert last["pets"] == {"[0]": "<__main__.D object>", "[0].name": "'rex'", "[1]": "2"}
+    assert last["by"] == {"['a']": "(<__main__.D object>,)", "['a'][0]": "<__main__.D object>",
+                          "['a'][0].name": "'bit'"}
+    assert set(last) == {"pets", "by"}
