@@ -114,6 +114,8 @@ class Breakpoint:
     hit_condition: str | None = None
     log_message: str | None = None
     hits: int = 0
+    enabled: bool = True  # pdb's disable/enable: a disabled breakpoint is kept but never fires
+    ignore: int = 0  # pdb's ignore: the next this many times its condition holds, it does not fire
     _hit: tuple[str, int] | None = field(default=None, repr=False)
 
     @property
@@ -204,10 +206,13 @@ class BreakpointTable:
         return bp
 
     def active_lines(self) -> frozenset[int]:
-        return frozenset(b.line for b in self.items if b.line is not None)
+        return frozenset(b.line for b in self.items if b.line is not None and b.enabled)
 
     def at(self, line: int | None) -> list[Breakpoint]:
-        return [b for b in self.items if line is not None and b.line == line]
+        return [b for b in self.items if line is not None and b.line == line and b.enabled]
+
+    def by_id(self, number: int) -> Breakpoint | None:
+        return next((b for b in self.items if b.id == number), None)
 
     def reached(self, line: int | None, names: dict[str, str], count: bool = True,
                 attributes: dict[str, dict[str, str]] | None = None) -> Hit:
@@ -230,6 +235,9 @@ class BreakpointTable:
                     continue
             if count:
                 bp.hits += 1
+                if bp.ignore > 0:  # as pdb: counted as a hit, but it does not fire
+                    bp.ignore -= 1
+                    continue
                 if bp._hit is not None and not _hit_ok(bp._hit[0], bp._hit[1], bp.hits):
                     continue
             if bp.log_message is not None:

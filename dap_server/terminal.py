@@ -34,6 +34,7 @@ class TerminalDebugger(cmd.Cmd):
         self._list_next: int | None = None
         self.frame_id = 1  # the frame `up`/`down` selected (1: the innermost); reset at every stop
         self.temporary: set[int] = set()  # numbers of tbreak breakpoints not hit yet
+        self.displays: dict[str, str] = {}  # `display` expressions -> what was last shown for them
         self.quitting = False
         try:
             self.echo = not stdin.isatty()
@@ -72,6 +73,11 @@ class TerminalDebugger(cmd.Cmd):
                     self.say(f"Deleted breakpoint {number} at {path}:{state.line}")
         self.print_location(state)
         self._list_next = None
+        for expression, old_text in self.displays.items():  # as pdb: only those whose value changed
+            text = self._display_text(expression)
+            if text != old_text:
+                self.displays[expression] = text
+                self.say(f"display {expression}: {text}  [old: {old_text}]")
 
     def print_location(self, state: State) -> None:
         if state.event == "exit":
@@ -281,29 +287,85 @@ class TerminalDebugger(cmd.Cmd):
         self.say("Num Type         Disp Enb   Where")
         for bp in items:
             disposition = "del " if bp.id in self.temporary else "keep"
-            self.say(f"{bp.id:<3} breakpoint   {disposition} yes   at {path}:{bp.line}")
+            self.say(f"{bp.id:<3} breakpoint   {disposition} {'yes' if bp.enabled else 'no '}   at {path}:{bp.line}")
             if bp.condition:
                 self.say(f"\tstop only if {bp.condition}")
+            if bp.ignore:
+                self.say(f"\twill ignore next {bp.ignore} hit{'s' if bp.ignore != 1 else ''}")
             if bp.hits:
                 self.say(f"\tbreakpoint already hit {bp.hits} time{'s' if bp.hits != 1 else ''}")
         return False
 
     def do_clear(self, arg: str) -> bool:
-        """cl(ear) [LINE]: clear the breakpoints at LINE; without argument, clear all breakpoints."""
+        """cl(ear) [([FILE]:LINE | BPNUMBER) ...]: clear breakpoints by number, as pdb does, or those at a
+        line (`:9` or `prog.py:9`); without argument, clear all breakpoints."""
         arg = arg.strip()
+        table = self.core.breakpoints
         if not arg:
-            gone = self.core.breakpoints.remove_line(None)
+            gone = table.remove_line(None)
             self.say(f"Deleted {len(gone)} breakpoint{'s' if len(gone) != 1 else ''}.")
             return False
-        line = _parse_line(arg)
-        if line is None:
-            self.error(f"{arg!r} is not a line number (usage: cl [LINE])")
+        path = self.core.program.path if self.core.program else "<program>"
+        for token in arg.replace(",", " ").split():
+            if ":" in token:
+                line = self._breakpoint_line(token if token[0] != ":" else token[1:])
+                if line is None:
+                    continue
+                gone = table.remove_line(line)
+                if not gone:
+                    self.error(f"There is no breakpoint at line {line}.")
+            else:
+                bp = table.by_id(int(token)) if token.isdigit() else None
+                if bp is None:
+                    self.error(f"No breakpoint numbered {token!r} (usage: cl [BPNUMBER ... | [FILE]:LINE])")
+                    continue
+                table.remove_id(bp.id)
+                gone = [bp]
+            for bp in gone:
+                self.temporary.discard(bp.id)
+                self.say(f"Deleted breakpoint {bp.id} at {path}:{bp.line}")
+        return False
+
+    def _numbered(self, arg: str, usage: str) -> list[Any]:
+        """The breakpoints `arg` numbers (errors for the numbers that name none)."""
+        found = []
+        for token in arg.replace(",", " ").split() or [""]:
+            bp = self.core.breakpoints.by_id(int(token)) if token.isdigit() else None
+            if bp is None:
+                self.error(f"No breakpoint numbered {token!r} (usage: {usage})" if token else f"usage: {usage}")
+            else:
+                found.append(bp)
+        return found
+
+    def do_disable(self, arg: str) -> bool:
+        """disable BPNUMBER ...: keep these breakpoints but let them never fire, until `enable`."""
+        for bp in self._numbered(arg, "disable BPNUMBER ..."):
+            bp.enabled = False
+            self.say(f"Disabled breakpoint {bp.id} at line {bp.line}")
+        return False
+
+    def do_enable(self, arg: str) -> bool:
+        """enable BPNUMBER ...: let disabled breakpoints fire again."""
+        for bp in self._numbered(arg, "enable BPNUMBER ..."):
+            bp.enabled = True
+            self.say(f"Enabled breakpoint {bp.id} at line {bp.line}")
+        return False
+
+    def do_ignore(self, arg: str) -> bool:
+        """ignore BPNUMBER [COUNT]: the next COUNT times the breakpoint is reached (its condition true), it
+        does not stop; COUNT 0 (the default) makes it stop again at once."""
+        number, _, count_text = arg.strip().partition(" ")
+        count_text = count_text.strip() or "0"
+        if not count_text.isdigit():
+            self.error(f"{count_text!r} is not a count (usage: ignore BPNUMBER [COUNT])")
             return False
-        gone = self.core.breakpoints.remove_line(line)
-        if not gone:
-            self.error(f"There is no breakpoint at line {line}.")
-        for bp in gone:
-            self.say(f"Deleted breakpoint {bp.id} at line {bp.line}")
+        for bp in self._numbered(number, "ignore BPNUMBER [COUNT]"):
+            bp.ignore = int(count_text)
+            if bp.ignore:
+                times = "1 crossing" if bp.ignore == 1 else f"{bp.ignore} crossings"
+                self.say(f"Will ignore next {times} of breakpoint {bp.id}.")
+            else:
+                self.say(f"Will stop next time breakpoint {bp.id} is reached.")
         return False
 
     do_cl = do_clear
@@ -425,6 +487,35 @@ class TerminalDebugger(cmd.Cmd):
 
     do_a = do_locals = do_args
 
+    def _display_text(self, expression: str) -> str:
+        try:
+            return _show(self.core.evaluate(expression))
+        except CoreError as exc:
+            return f"** {exc} **"
+
+    def do_display(self, arg: str) -> bool:
+        """display [EXPR]: show EXPR's value now and at every stop where it changed (no argument: list
+        the display expressions)."""
+        expression = arg.strip()
+        if not expression:
+            self.say("Currently displaying:" if self.displays else "No expression is being displayed")
+            for item, text in self.displays.items():
+                self.say(f"{item}: {text}")
+            return False
+        text = self._display_text(expression) if not self.core.exited else "** the program has exited **"
+        self.displays[expression] = text
+        self.say(f"display {expression}: {text}")
+        return False
+
+    def do_undisplay(self, arg: str) -> bool:
+        """undisplay [EXPR]: stop displaying EXPR (no argument: all display expressions)."""
+        expression = arg.strip()
+        if not expression:
+            self.displays.clear()
+        elif self.displays.pop(expression, None) is None:
+            self.error(f"not displaying {expression}")
+        return False
+
     def do_p(self, arg: str) -> bool:
         """p EXPR: print the value of an expression over the current variables (the program is never run)."""
         if not arg.strip():
@@ -535,11 +626,16 @@ _SUMMARY = [
     ("n(ext)", "step over: next line in this function"),
     ("r(eturn)", "run until the current function returns"),
     ("c(ont(inue))", "run to the next breakpoint or the end"),
+    ("unt(il) [LINE]", "run to a line below this one (or LINE) in this function"),
     ("back", "step back over the previous line (inverse next)"),
     ("rc", "reverse continue: back to the previous breakpoint or the start"),
     ("b(reak) [LINE[, COND]]", "set a breakpoint (no argument: list them)"),
-    ("cl(ear) [LINE]", "clear the breakpoints at LINE (no argument: all)"),
+    ("tbreak [LINE]", "a breakpoint removed when first hit"),
+    ("cl(ear) [N | :LINE]", "clear breakpoint N, or those at LINE (no argument: all)"),
     ("condition N [COND]", "change breakpoint N's condition"),
+    ("disable / enable N", "keep breakpoint N but let it not fire / fire again"),
+    ("ignore N [COUNT]", "breakpoint N does not stop the next COUNT times"),
+    ("display [EXPR]", "show EXPR at every stop where it changed (undisplay [EXPR]: stop)"),
     ("l(ist) [FIRST[, LAST]]", "show source around the current line (-> current, B breakpoint)"),
     ("ll", "show the whole current function"),
     ("p EXPR / pp EXPR", "print / pretty-print an expression's value"),

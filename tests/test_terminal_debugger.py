@@ -93,12 +93,13 @@ def test_back_and_reverse_continue(program: Path) -> None:
 
 
 def test_conditions_clear_and_listing_breakpoints(program: Path) -> None:
-    code, out = debug(program, "b 9, v == 3\nb 4\nb\ncl 6\nc\np v\ncl 9\nb\ncl\nb\nc\nq\n")
+    code, out = debug(program, f"b 9, v == 3\nb 4\nb\ncl :6\nc\np v\ncl {program.name}:9\nb\ncl\nb\nc\nq\n")
     assert code == 0
     assert "Breakpoint 2 at" in out and "moved from line 4" in out
     assert "stop only if v == 3" in out
     assert "(ndb) p v\n3\n" in out
-    assert "Deleted breakpoint 2 at line 6" in out and "Deleted breakpoint 1 at line 9" in out
+    assert f"Deleted breakpoint 2 at {program.resolve()}:6" in out
+    assert f"Deleted breakpoint 1 at {program.resolve()}:9" in out
     assert "No breakpoints." in out
     assert "answer 14" in out and "--Exit--" in out
 
@@ -123,7 +124,7 @@ def test_set_variable_and_errors(program: Path) -> None:
     assert "*** 'square' is a variable of the program; calling it would run the program" in out
     assert "*** the program defines no function 'nowhere'" in out
     assert "*** Cannot set a breakpoint at line 999" in out
-    assert "*** There is no breakpoint at line 5." in out
+    assert "*** No breakpoint numbered '5' (usage: cl [BPNUMBER ... | [FILE]:LINE])" in out
     assert "*** end of file" in out
     assert "*** only assignments are supported" in out
     assert "answer 117" in out  # 100 + 2*2 (v was set to 2 for that call) + 2*2 + 3*3
@@ -249,3 +250,20 @@ def test_the_oracle_reads_attributes_of_the_programs_objects(tmp_path: Path) -> 
     code, out = debug(path, "b 9, head.next.val == 2\nc\np head.next.val\np vars(head.next)\nq\n")
     assert code == 0 and "(ndb) p head.next.val\n2\n" in out
     assert "(ndb) p vars(head.next)\n{'val': 2, 'next': None}\n" in out
+
+
+def test_breakpoints_by_number_disable_enable_ignore_and_display(program: Path) -> None:
+    """pdb's commands on breakpoint numbers, and `display`, which shows a value again only where it changed."""
+    code, out = debug(program, "b 9\nb 2\ndisable 1\nb\nc\np n\nenable 1\ncl 2\nc\np v\ndisplay acc\nn\n"
+                               "ignore 1 1\nb\nc\ndisable 7\nundisplay acc\nq\n")
+    assert code == 0
+    assert "Disabled breakpoint 1 at line 9" in out and "1   breakpoint   keep no    at" in out
+    assert "Breakpoint 2 at line 2" in out and "(ndb) p n\n1\n" in out  # 9 was disabled: square stopped first
+    assert f"Deleted breakpoint 2 at {program.resolve()}:2" in out
+    assert "(ndb) p v\n2\n" in out  # enabled again: the next crossing of line 9
+    assert "(ndb) display acc\ndisplay acc: 1\n" in out
+    assert "display acc: 5  [old: 1]" in out.split("(ndb) n\n")[1]
+    assert "Will ignore next 1 crossing of breakpoint 1." in out and "will ignore next 1 hit" in out
+    last = out.split("(ndb) c\n")[-1]
+    assert "--Exit--" in last and "Breakpoint 1" not in last  # v == 3 at line 9: ignored once
+    assert "*** No breakpoint numbered '7' (usage: disable BPNUMBER ...)" in out
