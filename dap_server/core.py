@@ -124,6 +124,9 @@ class DebugCore:
         # "pdb": stop wherever the engine stops (call and return events included, as pdb does);
         # "debugpy": stop on lines only, as debugpy does (see _to_line_like_debugpy).
         self.stepping = stepping
+        # A forward command that runs off the end pauses at the program's last state instead (its final
+        # values, the entry's return value), so that it can be stepped back from; the next one exits.
+        self.stop_at_exit = False
         self.engine: Engine | None = None
         self.engine_name = ""
         self.program: Program | None = None
@@ -474,14 +477,19 @@ class DebugCore:
                             text=f"{name}: {message}" if message else name)
         code = state.exit or "normal"
         reason = state.exit_reason
-        if code == "never" and start is not None:
-            last = self._last_state_before_cut_off(start)
-            if last is not None:
+        text = f"The program exited: {code}" + (f" ({reason})" if reason else "") + "\n"
+        if (code == "never" or self.stop_at_exit) and start is not None:
+            last = self._last_state_before_exit(start)
+            if last is not None and code == "never":
                 why = reason or "it did not end"
                 outputs.append(Output("console", f"The program was stopped ({why}). Paused at the last state "
                                                  "before that: step back to see how it got here.\n"))
                 return Stop("pause", last, outputs, description=f"Paused: the program was stopped ({why})")
-        text = f"The program exited: {code}" + (f" ({reason})" if reason else "") + "\n"
+            if last is not None:
+                outputs.append(Output("stderr" if code == "error" else "console", text))
+                outputs.append(Output("console", "Paused at its last state (stopAtExit): step back to look "
+                                                 "around; a forward command ends the session.\n"))
+                return Stop("pause", last, outputs, description=f"Paused at the end: {text.strip()}")
         outputs.append(Output("stderr" if code == "error" else "console", text))
         return Stop("exit", state, outputs, description=text.strip())
 
@@ -519,10 +527,11 @@ class DebugCore:
             return "The model predicts no earlier state from here (the start of the program, as far as it can tell)."
         return f"{verb} the start of the program."
 
-    def _last_state_before_cut_off(self, start: State) -> State | None:
-        """For a program stopped from outside (a limit on events or time, or a model that predicts it never
-        ends): the state just before that exit, where a user can look around and step back, as after
-        pressing pause. None (and the exit stays current) when the command began at that state."""
+    def _last_state_before_exit(self, start: State) -> State | None:
+        """The state just before the exit, where a user can look around and step back, as after pressing
+        pause: for a program stopped from outside (a limit on events or time, or a model that predicts it
+        never ends), or any end with stop_at_exit. None (and the exit stays current) when the command
+        began at that state."""
         state = self._engine_step("inv_step_into", [], reverse=True)
         if state.error or state.event == "exit" or _key(state) == _key(start):
             self._back_to_exit()

@@ -54,6 +54,7 @@ class LaunchArguments(BaseModel):
     noDebug: bool = False
     stepping: Literal["pdb", "debugpy"] = "pdb"
     maxEvents: int | None = Field(default=None, ge=1, le=MAX_EVENTS_CEILING)  # the oracle's event limit
+    stopAtExit: bool = False  # pause at the program's last state instead of ending (to step back from the end)
 
 
 def _worker_url(args: LaunchArguments) -> str | None:
@@ -248,7 +249,7 @@ class DAPSession:
             args = LaunchArguments.model_validate(raw)
         except ValidationError as exc:
             raise RequestFailed(f"invalid launch configuration: {describe_validation_error(exc, '')}") from None
-        self.core.stepping = args.stepping
+        self.core.stepping, self.core.stop_at_exit = args.stepping, args.stopAtExit
         stop = self.core.launch(args.program, args.entry, args.engine, args.model, _worker_url(args), args.cwd,
                                 args.args, args.maxEvents)
         self.launch_args = args
@@ -292,12 +293,12 @@ class DAPSession:
             self._report(self.core.run_to_first_stop(), outputs_sent=False)
 
     def _run_to_end(self) -> Stop:
-        saved = self.core.breakpoints.items
-        self.core.breakpoints.items = []
+        saved, stop_at_exit = self.core.breakpoints.items, self.core.stop_at_exit
+        self.core.breakpoints.items, self.core.stop_at_exit = [], False  # noDebug: nothing stops it
         try:
             return self.core.step("continue")
         finally:
-            self.core.breakpoints.items = saved
+            self.core.breakpoints.items, self.core.stop_at_exit = saved, stop_at_exit
 
     def _on_restart(self, request: dap.RestartRequest) -> Any:
         if not self.launched:
@@ -309,7 +310,7 @@ class DAPSession:
                 args = LaunchArguments.model_validate(raw)
             except ValidationError as exc:
                 raise RequestFailed(f"invalid launch configuration: {describe_validation_error(exc, '')}") from None
-            self.core.stepping = args.stepping
+            self.core.stepping, self.core.stop_at_exit = args.stepping, args.stopAtExit
             stop = self.core.launch(args.program, args.entry, args.engine, args.model, _worker_url(args), args.cwd,
                                     args.args, args.maxEvents)
             self.launch_args = args

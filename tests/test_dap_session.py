@@ -655,3 +655,26 @@ def test_the_oracle_expands_objects_inside_lists(tmp_path: Path) -> None:
             "value": "2", "children": "[]"}
         assert s.evaluate("[c.value for c in tree.children] + [tree.children[1].children[0].value]")[
             "body"]["result"] == "[2, 3, 4]"
+
+
+def test_stop_at_exit_pauses_at_the_last_state_to_step_back_from(calls: Path) -> None:
+    """With `stopAtExit` the end of the program is a pause at its last state (the module's return, its
+    final values), from which Step Back and Reverse Continue work; the next forward command ends it.
+    noDebug still runs to the end."""
+    with stdio_session() as s:
+        with s.launch(calls, stopAtExit=True):
+            s.set_breakpoints([10])
+        s.wait_for_stop("breakpoint")
+        stop = s.step("continue", "pause")
+        assert stop.body["description"] == "Paused at the end: The program exited: normal"
+        assert where(stop)[0] == ("<module>", 16) and s.get_variables()["answer"] == "14"
+        assert "answer 14\n" in s.output("stdout") and "stopAtExit" in s.output("console")
+        s.step("stepBack", "step")
+        assert s.step("reverseContinue", "breakpoint").frames[0]["line"] == 10
+        s.step("continue", "pause")
+        s.command("next")
+        assert s.wait_for_exit() == 0
+    with stdio_session() as s:
+        with s.launch(calls, stopAtExit=True, noDebug=True):
+            s.set_breakpoints([10])
+        assert s.wait_for_exit() == 0

@@ -140,3 +140,16 @@ def test_end_to_end_in_code_server(vsix: Path) -> None:
     assert run.returncode == 0, f"the end-to-end test failed (screenshots in {ARTIFACTS}):\n{report}"
     for shot in ("01-breakpoint-set.png", "02-stopped-at-breakpoint.png", "03-after-step-over.png"):
         assert (ARTIFACTS / shot).stat().st_size > 10_000, shot
+
+
+def test_the_launch_schema_names_every_launch_argument() -> None:
+    """VS Code checks launch.json against package.json's schema: an argument the adapter reads but the
+    schema lacks is flagged as not allowed. `python` is the extension's own (which Python runs the adapter)."""
+    import json
+
+    from dap_server.session import LaunchArguments
+
+    package = json.loads((EXT / "package.json").read_text(encoding="utf-8"))
+    (debugger,) = package["contributes"]["debuggers"]
+    schema = set(debugger["configurationAttributes"]["launch"]["properties"])
+    assert schema == set(LaunchArguments.model_fields) | {"python"}
