@@ -74,11 +74,12 @@ def register(app: typer.Typer) -> None:
         actions: Annotated[str, typer.Option("--actions", help="Comma-separated: step_into, step_over, step_return, breakpoint:12, continue, inv_step_into, inv_step_over, inv_step_call.")],
         entry: EntryOpt = None,
         start: Annotated[str, typer.Option("--start", help="entry or exit")] = "entry",
-        engine: Annotated[str, typer.Option("--engine", help="oracle or neural")] = "oracle",
+        engine: Annotated[str, typer.Option("--engine", help="oracle (the default: the real run, in the sandbox) or neural (the model's predictions)")] = "oracle",
         model: Annotated[str | None, typer.Option("--model", help="Checkpoint directory (neural engine).")] = None,
         max_events: MaxEventsOpt = Limits().max_events,
     ) -> None:
-        """Print the initial state, then the state after each action: one JSON object a line."""
+        """Print the initial state, then the state after each action: one JSON object a line. The default
+        engine is the oracle (exact states, for scripts and checks); --engine neural asks the model."""
         from model_backend.engine import create_engine
 
         if start not in ("entry", "exit"):

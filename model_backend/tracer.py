@@ -90,10 +90,25 @@ class _StopTracing(BaseException):
     """Never raised into user code; used only to unwind our own driver."""
 
 
+_LONGEST_ADDRESS = 22  # " at 0x" and 16 hex digits: how much a cut through an address can hide
+
+
 def safe_repr(value: object, max_len: int) -> str:
-    """repr() that never raises, hides memory addresses (they differ per run) and is cut at max_len."""
+    """repr() that never raises, hides memory addresses (they differ per run) and is cut at max_len.
+
+    A long list, tuple, dict or set is written only as far as the cut needs (`_repr_prefix`): a program
+    holding 100,000 numbers must not spend milliseconds of every event on a repr mostly thrown away.
+    The text is the same as the whole repr's, cut."""
     try:
-        text = repr(value)
+        need = max_len + 4 * _LONGEST_ADDRESS
+        while True:
+            text = _repr_prefix(value, need, set())
+            if len(text) <= need:  # the whole repr
+                break
+            shown = _ADDRESS.sub("", text)
+            if len(shown) > max_len + _LONGEST_ADDRESS:  # what the cut keeps lies before any partial address
+                return shown[:max_len] + "..."
+            need *= 4  # addresses took up most of the prefix: write further
     except BaseException as exc:  # a user __repr__ may raise anything
         text = f"<repr failed: {type(exc).__name__}>"
     if not isinstance(text, str):
@@ -102,6 +117,54 @@ def safe_repr(value: object, max_len: int) -> str:
     if len(text) > max_len:
         text = text[:max_len] + "..."
     return text
+
+
+_FEW = 64  # a container of at most this many elements, none a container, is written by repr() at once
+_DISPLAYS: dict[type, tuple[str, str]] = {list: ("[", "]"), tuple: ("(", ")"), dict: ("{", "}"), set: ("{", "}"),
+                                          frozenset: ("frozenset({", "})")}
+
+
+def _repr_prefix(value: object, need: int, active: set[int]) -> str:
+    """repr(value), or a prefix of it longer than `need` characters. Only non-empty lists, tuples, dicts,
+    sets and frozensets (exactly those types: a subclass may write its own repr) are written part way,
+    as Python writes them, `[...]` for a list or dict inside itself included."""
+    kind = type(value)
+    if kind not in _DISPLAYS or not value:  # type: ignore[truthy-bool]
+        return repr(value)
+    elements: Any = value.values() if kind is dict else value  # type: ignore[attr-defined]
+    if len(elements) <= _FEW and not any(type(v) in _DISPLAYS for v in elements):
+        return repr(value)  # a few plain values: Python's own repr is quicker than the walk
+    if id(value) in active:  # Python's Py_ReprEnter: a container met again inside itself
+        return "[...]" if kind is list else "{...}" if kind is dict else "(...)" if kind is tuple else repr(value)
+    opener, closer = _DISPLAYS[kind]
+    parts, size = [opener], len(opener)
+    active.add(id(value))
+    try:
+        items = value.items() if kind is dict else value  # type: ignore[attr-defined]
+        for i, item in enumerate(items):  # type: ignore[arg-type]
+            if i:
+                parts.append(", ")
+                size += 2
+            if kind is dict:
+                key = _repr_prefix(item[0], need - size, active)
+                parts.append(key)
+                size += len(key)
+                if size > need:
+                    return "".join(parts)
+                parts.append(": ")
+                size += 2
+                item = item[1]
+            piece = _repr_prefix(item, need - size, active)
+            parts.append(piece)
+            size += len(piece)
+            if size > need:
+                return "".join(parts)
+    finally:
+        active.discard(id(value))
+    if kind is tuple and len(value) == 1:  # type: ignore[arg-type]
+        parts.append(",")
+    parts.append(closer)
+    return "".join(parts)
 
 
 class _Capture(io.TextIOBase):

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from model_backend.program import Program
 from model_backend.sandbox import Limits, run_trace
-from model_backend.tracer import MAX_ATTRIBUTES
+from model_backend.tracer import MAX_ATTRIBUTES, safe_repr
 
 COUNT = """\
 def count(s, t):
@@ -204,3 +209,39 @@ def test_containers_of_objects_record_every_element() -> None:
     assert last["by"] == {"['a']": "(<__main__.D object>,)", "['a'][0]": "<__main__.D object>",
                           "['a'][0].name": "'bit'"}
     assert set(last) == {"pets", "by"}
+
+
+class _Thing:
+    """Its default repr carries an address, which safe_repr removes."""
+
+
+_VALUES = st.recursive(
+    st.one_of(st.integers(), st.text(max_size=30), st.none(), st.builds(_Thing)),
+    lambda inner: st.one_of(st.lists(inner, max_size=40), st.tuples(inner), st.lists(inner, max_size=5).map(tuple),
+                            st.dictionaries(st.text(max_size=5), inner, max_size=10),
+                            st.frozensets(st.integers(), max_size=20), st.sets(st.text(max_size=8), max_size=20)),
+    max_leaves=200,
+)
+
+
+def _whole_repr_cut(value: object, max_len: int) -> str:
+    text = re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))
+    return text[:max_len] + "..." if len(text) > max_len else text
+
+
+@settings(max_examples=300, deadline=None)
+@given(_VALUES, st.sampled_from([1, 7, 30, 200, 10_000]))
+def test_safe_repr_writes_long_containers_part_way_with_the_same_text(value: object, max_len: int) -> None:
+    assert safe_repr(value, max_len) == _whole_repr_cut(value, max_len)
+
+
+def test_safe_repr_of_long_containers_and_containers_inside_themselves() -> None:
+    cycle: list[object] = [1]
+    cycle.append(cycle)
+    mapping: dict[str, object] = {"a": 1}
+    mapping["self"] = (mapping, [cycle])
+    long = (list(range(1000)), {i: str(i) for i in range(500)}, set(range(300)), frozenset(range(100)),
+            tuple(_Thing() for _ in range(100)), [[1]] * 200, [(i,) for i in range(100)], ["ab'c"] * 100)
+    for value in (cycle, mapping, [cycle] * 300, *long):
+        for max_len in (3, 12, 200):
+            assert safe_repr(value, max_len) == _whole_repr_cut(value, max_len)
