@@ -267,3 +267,16 @@ def test_breakpoints_by_number_disable_enable_ignore_and_display(program: Path) 
     last = out.split("(ndb) c\n")[-1]
     assert "--Exit--" in last and "Breakpoint 1" not in last  # v == 3 at line 9: ignored once
     assert "*** No breakpoint numbered '7' (usage: disable BPNUMBER ...)" in out
+
+
+def test_the_readme_demo_script_runs_without_an_error() -> None:
+    """`make demo` feeds examples/demo_session.txt to the shipped model; on the oracle every command in it
+    must be one the debugger accepts (a renamed command once left the demo printing `***`)."""
+    commands = (REPO / "examples" / "demo_session.txt").read_text()
+    makefile = (REPO / "Makefile").read_text()
+    entry = makefile.split('--entry "', 1)[1].split('"', 1)[0]  # the demo's entry call, as make demo runs it
+    code, out = debug(REPO / "examples" / "demo.py", commands, entry)
+    assert code == 0
+    assert "***" not in out, out
+    assert "Deleted breakpoint 1" in out
+    assert "The program exited: normal" in out
