@@ -41,10 +41,12 @@ def stack_refused(state: State, facts: ProgramFacts) -> bool:
     return fed is None or not fed.complete
 
 
-def frame_refused(facts: ProgramFacts, prev: State | None, state: State, inverse: bool, action: str | None) -> bool:
+def frame_refused(facts: ProgramFacts, prev: State | None, state: State, inverse: bool, action: str | None,
+                  arrival: tuple[State, str] | None = None) -> bool:
     """Walk the whole frame's text through the grammar, as constrained decoding would write it after
-    `action` (the rules that need the action, such as the flow of lines, included)."""
-    constraint = FrameConstraint(facts, prev, inverse, action)
+    `action` (the rules that need the action, such as the flow of lines, included), with `arrival` the
+    state before `prev` and the action from it."""
+    constraint = FrameConstraint(facts, prev, inverse, action, arrival)
     try:
         constraint.push_frame_text(fmt.frame_target(state, prev, inverse)[len(fmt.FRAME):])
     except ValueError:
@@ -55,7 +57,7 @@ def frame_refused(facts: ProgramFacts, prev: State | None, state: State, inverse
 def main() -> None:
     data, split = sys.argv[1], sys.argv[2]
     limit = int(sys.argv[3]) if len(sys.argv) > 3 else None
-    values = stacks = trajectories = names = run = frames = 0
+    values = stacks = trajectories = names = run = frames = loop_steps = 0
     refused_frames: list[str] = []
     refused_values: list[str] = []
     refused_stacks: list[str] = []
@@ -70,11 +72,15 @@ def main() -> None:
         facts = ProgramFacts.of(Program(source=parsed.code, entry=parsed.entry))
         prev: State | None = None
         taken: str | None = None
+        arrival: tuple[State, str] | None = None
         for state, action in parsed.steps:
             frames += 1
-            if frame_refused(facts, prev, state, parsed.inverse, taken):
+            if frame_refused(facts, prev, state, parsed.inverse, taken, arrival):
                 refused_frames.append(f"{parsed.entry or ''}: after {taken} from line {prev.line if prev else None}: "
                                       f"{fmt.frame_target(state, prev, parsed.inverse)[:300]}")
+            if FrameConstraint(facts, prev, parsed.inverse, taken, arrival)._loop_step is not None:
+                loop_steps += 1
+            arrival = (prev, taken) if prev is not None and taken is not None else None
             prev, taken = state, action.kind if action is not None else None
             for value in [*state.locals.values(), *([state.value] if state.value is not None else [])]:
                 values += 1
@@ -92,7 +98,8 @@ def main() -> None:
     print(f"{trajectories} trajectories of {data} ({split}): {values} values, refused {len(refused_values)}; "
           f"{stacks} stacks, refused {len(refused_stacks)}; {names} local names, refused {len(refused_names)}; "
           f"longest run of one character in a value: {run} (MAX_RUN {MAX_RUN}); "
-          f"{frames} whole frames after their actions, refused {len(refused_frames)}")
+          f"{frames} whole frames after their actions, refused {len(refused_frames)} "
+          f"({loop_steps} of them steps from a `for` header whose element the shown values tell)")
     for item in refused_values[:20] + refused_stacks[:20] + refused_names[:20] + refused_frames[:20]:
         print("  ", repr(item))
 

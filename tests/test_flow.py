@@ -658,3 +658,136 @@ def test_the_grammar_writes_what_a_comprehension_starts_with() -> None:
     assert accepted('{".0": "<tuple_iterator object>", "tokens": "[\'t\']"}')
     assert not accepted('{".0": "<list_iterator object>", "tokens": "[\'t\']"}')  # items holds a tuple
     assert not accepted('{".0": "<tuple_iterator object>"}')  # the free name left out
+
+
+LOOPS = """\
+def count(words, table, n):
+    seen = []
+    total = 0
+    for word in words:
+        for ch in word:
+            if ch in seen:
+                total += 1
+            seen.append(ch)
+    for i in range(1, len(words), 2):
+        total += len(words[i])
+    for key in table:
+        total += table[key]
+    for j in range(n):
+        j += 1
+    for w in words:
+        words.append(w) if len(words) < 4 else None
+    for k in range(-2, n):
+        pass
+    for x in seen: total -= 1
+    return total
+"""
+
+
+def test_the_for_loops_whose_next_element_the_values_tell() -> None:
+    from model_backend.engine.flow import ForLoop, for_loops
+
+    assert for_loops(ast.parse(LOOPS)) == {
+        4: ForLoop("word", "words", (), (5, 8), True),
+        5: ForLoop("ch", "word", (), (6, 8), True),
+        9: ForLoop("i", None, (("int", "1"), ("len", "words"), ("int", "2")), (10, 10), True),
+        11: ForLoop("key", "table", (), (12, 12), True),
+        15: ForLoop("w", "words", (), (16, 16), False),  # the body appends to the list it iterates
+        17: ForLoop("k", None, (("int", "-2"), ("name", "n")), (18, 18), True),
+    }  # not 13 (the body rebinds j), nor 19 (its body shares the header's line)
+    assert for_loops(ast.parse("class L(list):\n    pass\n" + LOOPS)) == {}  # a list of the program's own
+
+
+def test_the_elements_a_shown_value_iterates() -> None:
+    from model_backend.engine.constraint import shown_elements
+
+    assert shown_elements("'aba'") == (["'a'", "'b'", "'a'"], False)
+    assert shown_elements("\"it's\"") == (["'i'", "'t'", '"\'"', "'s'"], False)
+    assert shown_elements("[1, 'x', (2, 3), [4]]") == (["1", "'x'", "(2, 3)", "[4]"], True)
+    assert shown_elements("(7,)") == (["7"], False)
+    assert shown_elements("{'b': 1, 'a': [2]}") == (["'b'", "'a'"], True)
+    assert shown_elements("{3, 1, 2}") == (["3", "1", "2"], True)  # a set iterates as its repr lists
+    assert shown_elements("set()") == ([], True)
+    assert shown_elements("[]") == ([], True)
+    for text in ("[1, 2, 3...", "'abc...", "[1,2]", "[Node(1)]", "<list_iterator object>", "[...]", "{**a}", "42"):
+        assert shown_elements(text) is None, text
+
+
+def _loop_steps_checked(program: Program, result: Any, actions: tuple[str, ...]) -> int:
+    """Walk the trace with each action from every state a step_into walk reaches, and check that the
+    grammar, told where the header was reached from, accepts the true frame after each step from a
+    loop's header; how many such steps the rule governed."""
+    from model_backend.mdp import TraceMDP
+    from model_backend.state import Action
+
+    facts = ProgramFacts.of(program)
+    mdp = TraceMDP(result)
+    walk = [mdp.start_position()]
+    while walk[-1] != mdp.exit_position and len(walk) < 2000:
+        walk.append(mdp.step(walk[-1], Action(kind="step_into"))[0])
+    governed = 0
+    for before, position in pairwise(walk):
+        prev = mdp.state(position)
+        if prev.exit is not None:
+            continue
+        for action in actions:
+            following, _ = mdp.step(position, Action(kind=action))  # type: ignore[arg-type]
+            state = mdp.state(following)
+            constraint = FrameConstraint(facts, prev, False, action, (mdp.state(before), "step_into"))
+            governed += constraint._loop_step is not None
+            constraint.push_frame_text(fmt.frame_target(state, prev, False)[len(fmt.FRAME):])
+            assert constraint.done, (prev.line, action)
+    return governed
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_traced_step_from_a_loop_header_takes_the_element_the_grammar_names(name: str) -> None:
+    program, result = traced(name)
+    _loop_steps_checked(program, result, ("step_into", "step_over"))
+
+
+def test_a_program_traced_here_takes_the_elements_its_loops_name() -> None:
+    """Nested loops started again with their variable still bound, a string with a letter twice (the
+    rule stays off after the first 'a'), a dict, a range over len(), a loop that starts from a call's
+    return, and loops whose step leaves them."""
+    source = LOOPS.replace("    return total\n", "    return total\n\n\ndef main():\n    return count(['ab', 'a', 'cab'], {'y': 1, 'x': 2}, 2)\n")
+    program = Program(source=source, entry="main()")
+    result = run_trace(program)
+    assert result.exit == "normal"
+    assert _loop_steps_checked(program, result, ("step_into", "step_over")) >= 40
+
+
+def test_the_grammar_names_the_element_a_loop_takes() -> None:
+    facts = ProgramFacts.of(Program(source=LOOPS, entry="count(['ab'], {}, 2)"))
+    shown = {"words": "['ab', 'cd']", "table": "{}", "n": "2", "seen": "['a', 'b']", "total": "0"}
+
+    def at(line: int, **changes: str) -> State:
+        return State(event="line", line=line, stack=[StackFrame(function="count", line=line)], locals=shown | changes)
+
+    def accepted(prev: State, arrival: State | None, frame: str) -> bool:
+        constraint = FrameConstraint(facts, prev, False, "step_over", (arrival, "step_over") if arrival else None)
+        try:
+            constraint.push_frame_text(frame)
+        except ValueError:
+            return False
+        return constraint.done
+
+    def line(number: int, locals_text: str) -> str:
+        return f"{fmt.EVENT_TOKENS[(False, 'line')]}{fmt.LINENO}{number}{fmt.ARG}{locals_text}{fmt.SRC}{facts.lines[number]}{fmt.END_OF_FRAME}"
+
+    header = at(4, word="'ab'", ch="'b'")
+    assert accepted(header, at(8, word="'ab'", ch="'b'"), line(5, '{"..": "..", "word": "\'cd\'"}'))  # round again
+    assert not accepted(header, at(8, word="'ab'", ch="'b'"), line(5, '{"..": "..", "word": "\'ab\'"}'))
+    assert not accepted(header, at(8, word="'ab'", ch="'b'"), line(5, '{"..": "..", "word": "\'cd\'", "total": "1"}'))
+    assert not accepted(header, at(8, word="'ab'", ch="'b'"), line(9, '{"..": ".."}'))  # the loop cannot end yet
+    assert not accepted(header, at(8, word="'ab'", ch="'b'"), line(9, '{"..": "..", "word": "\'cd\'"}'))
+    assert accepted(header, at(3), line(5, '{"..": "..", "word": "\'ab\'"}'))  # reached from before the loop: it starts
+    assert accepted(header, None, line(5, '{"..": "..", "word": "\'ab\'"}'))  # not known where from: free
+    assert accepted(header, None, line(9, '{"..": ".."}'))
+    last = at(4, word="'cd'", ch="'d'")
+    assert accepted(last, at(8, word="'cd'", ch="'d'"), line(9, '{"..": ".."}'))  # 'cd' was the last: it leaves
+    assert not accepted(last, at(8, word="'cd'", ch="'d'"), line(5, '{"..": "..", "word": "\'ab\'"}'))
+    assert not accepted(last, at(8, word="'cd'", ch="'d'"), line(5, '{"..": ".."}'))
+    ranged = at(9, i="1", words="['ab', 'cd', 'ef', 'gh']")
+    assert accepted(ranged, at(10, i="1"), line(10, '{"..": "..", "i": "3"}'))  # range(1, 4, 2)
+    assert not accepted(ranged, at(10, i="1"), line(10, '{"..": "..", "i": "2"}'))

@@ -128,6 +128,10 @@ class StepwiseEngine(Engine):
     program: Program | None = None
     facts: ProgramFacts | None = None  # of `program`
     history: list[State]  # the states of the trajectory in the context, the current one last
+    # The state before the current one and the forward action predicted from it to the current one
+    # (None after a start, a step back, a set variable or a jump): the grammar reads where a loop's
+    # header was reached from (its body, or elsewhere) to know whether the loop goes on or starts.
+    arrival: tuple[State, str] | None = None
 
     @abstractmethod
     def run(self, op: Generator[Any, Any, T]) -> T:

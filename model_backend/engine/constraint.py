@@ -26,8 +26,10 @@ from model_backend import trace_format as fmt
 from model_backend.engine.flow import (
     Binding,
     ComprehensionCall,
+    ForLoop,
     call_bindings,
     comprehension_calls,
+    for_loops,
     frame_ends,
     inert_lines,
     is_generator_def,
@@ -123,6 +125,7 @@ class ProgramFacts:
     calls: dict[tuple[int, str], Binding] = field(default_factory=dict)
     # (line, "<listcomp>"...) -> the comprehension's `.0` and free names at its call event (flow.comprehension_calls)
     comprehensions: dict[tuple[int, str], ComprehensionCall] = field(default_factory=dict)
+    loops: dict[int, ForLoop] = field(default_factory=dict)  # header line -> `for` loop (flow.for_loops)
 
     def locals_of(self, function: str | None) -> frozenset[str]:
         """The names a frame of `function` may show among its locals."""
@@ -212,6 +215,7 @@ class ProgramFacts:
             returns=returned_names(tree),
             calls={} if dynamic else call_bindings(tree, Limits().max_repr),
             comprehensions={} if dynamic else comprehension_calls(table, tree),
+            loops={} if dynamic else for_loops(tree),
         )
 
 
@@ -813,6 +817,55 @@ def frame_elements(event: str | None, inverse: bool) -> list[Element]:
     return [*head, *_body(event, inverse), *tail, Element(fmt.END_OF_FRAME)]
 
 
+def shown_elements(text: str) -> tuple[list[str], bool] | None:
+    """The reprs of what iterating the value shown as `text` gives, in order, and whether that value is
+    mutable (a list, a dict or a set); None unless `text` is the whole repr of a str, or of a list, a
+    tuple, a dict or a set of literals (a value cut with `...` is not). The elements are read off the
+    text, in its order: a set iterates in the order its repr lists."""
+    try:
+        node = safe_ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return ([repr(ch) for ch in node.value], False) if repr(node.value) == text else None
+    if text == "set()":
+        return [], True
+    if isinstance(node, ast.Dict):
+        if None in node.keys:
+            return None
+        keys = [_literal_text(text, k) for k in node.keys]  # type: ignore[arg-type]
+        values = [_literal_text(text, v) for v in node.values]
+        if None in keys or None in values or text != "{" + ", ".join(f"{k}: {v}" for k, v in zip(keys, values, strict=True)) + "}":
+            return None
+        return keys, True  # type: ignore[return-value]
+    if not isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return None
+    elements = [_literal_text(text, e) for e in node.elts]
+    if None in elements:
+        return None
+    opener, closer = {ast.List: ("[", "]"), ast.Tuple: ("(", ")"), ast.Set: ("{", "}")}[type(node)]
+    if isinstance(node, ast.Tuple) and len(elements) == 1:
+        closer = ",)"
+    if text != opener + ", ".join(elements) + closer:  # type: ignore[arg-type]
+        return None
+    return elements, not isinstance(node, ast.Tuple)  # type: ignore[return-value]
+
+
+def _literal_text(text: str, node: ast.expr) -> str | None:
+    """The part of `text` that `node` spans, where it is a literal written exactly as its repr."""
+    part = ast.get_source_segment(text, node)
+    if part is None or isinstance(node, ast.Starred):
+        return None
+    try:
+        return part if repr(ast.literal_eval(node)) == part else None
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+_INT_REPR = re.compile(r"-?\d+")
+LEAVES = "leaves"  # a loop's step that takes no element: it leaves the loop
+
+
 @dataclass
 class FrameConstraint:
     """Follows one frame, from its event token (right after `<|frame_sep|>`) to its stop token."""
@@ -821,6 +874,9 @@ class FrameConstraint:
     prev: State | None
     inverse: bool
     action: str | None = None  # the kind of the action taken from `prev`, when known
+    # The state before `prev` and the action that led from it to `prev`, when known: where a loop's
+    # header was reached from (its body: the loop goes on; elsewhere: it starts)
+    arrival: tuple[State, str] | None = None
     elements: list[Element] | None = None  # None until the event (or exit) token has been chosen
     position: int = -1  # index of the element being filled (-1: right after the event token)
     slot: Slot | None = None
@@ -838,11 +894,14 @@ class FrameConstraint:
         if self.elements is None:
             events = [tok for (inv, event), tok in fmt.EVENT_TOKENS.items() if inv == self.inverse
                       and self._event_may_follow(event)]
-            return events + ([] if self.inverse else list(fmt.EXIT_TOKENS.values()))
+            takes_element = self._loop_step is not None and self._loop_step[1] != LEAVES
+            return events + ([] if self.inverse or takes_element else list(fmt.EXIT_TOKENS.values()))
         if self.slot_kind == "src" or (self.slot is not None and not self.slot.complete):
             return []  # the forced source text, or a slot that is not finished
         allowed = []
         for element in self.elements[self.position + 1 :]:
+            if element.optional and element.token in (fmt.STACK, fmt.STDOUT) and self._loop_stays_in_frame():
+                continue  # nothing ran that could print, and the frame is the same
             allowed.append(element.token)
             required = not element.optional or (element.token == fmt.STACK and not self._stack_may_be_omitted())
             if required:
@@ -906,6 +965,15 @@ class FrameConstraint:
             changeable = self._changeable()
             diff_keys = None if changeable is None else frozenset(
                 k for k in keys if k.startswith(b"__") or k.decode("utf-8", "replace") in changeable)
+            loop = self._loop_step if self.event in ("line", "return") and not self.stack_written else None
+            if loop is not None:  # only the loop's variable can change, and only when it takes an element
+                target, element = loop[0].target.encode(), loop[1]
+                diff_keys = frozenset(k for k in keys if k.startswith(b"__") or (k == target and element != LEAVES))
+                if element != LEAVES and target in keys:
+                    return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys,
+                                  forced=((target, fmt._json(element).encode()),),
+                                  forced_unchanged=self.prev is not None and self.prev.locals.get(loop[0].target) == element,
+                                  unique_keys=facts.unique_keys)
             forced, unchanged = self._forced_value(keys if diff_keys is None else diff_keys)
             pairs = (forced,) if forced is not None else self._call_arguments(keys) or self._comprehension_start(keys)
             return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys,
@@ -934,9 +1002,14 @@ class FrameConstraint:
         """After such a step: a line event only if some line can follow the previous one in its frame, a
         return only if the previous line can end the frame, and neither after step_into from a line that
         always calls a function of the program. Every other event stays free."""
+        loop = self._loop_step
+        if loop is not None and loop[1] != LEAVES:
+            return event == "line"  # the loop's body, and only there (see _following_lines)
         if event not in ("line", "return") or not self._step_from_line():
             return True
         assert self.prev is not None and self.prev.line is not None
+        if loop is not None and event == "line":
+            return bool(self._lines_after_step())
         if self.action == "step_into" and self.prev.line in self.facts.must_call:
             return False
         following = self.facts.next_lines.get(self.prev.line)
@@ -948,11 +1021,121 @@ class FrameConstraint:
 
     def _following_lines(self) -> frozenset[int] | None:
         """A line that can follow the previous one in its frame (None where the rule does not apply)."""
-        if not self._step_within_frame():
-            return None
+        return self._lines_after_step() if self._step_within_frame() else None
+
+    def _lines_after_step(self) -> frozenset[int] | None:
+        """_following_lines, for the step from a line whatever event it lands on."""
         assert self.prev is not None and self.prev.line is not None
         following = self.facts.next_lines.get(self.prev.line)
-        return following & self.facts.frame_lines if following else None
+        if not following:
+            return None
+        following &= self.facts.frame_lines
+        loop = self._loop_step
+        if loop is not None:
+            first, last = loop[0].body
+            inside = frozenset(n for n in following if first <= n <= last)
+            return following - inside if loop[1] == LEAVES else inside
+        return following
+
+    @cached_property
+    def _loop_step(self) -> tuple[ForLoop, str] | None:
+        """After step_into or step_over from the header of a `for` loop over a shown value
+        (flow.for_loops): the loop, and the repr of the element the step binds to its variable or
+        LEAVES. The element is the iterable's first when the loop starts (its variable unbound, or the
+        header reached from outside its body), and the one after the variable's value when it goes
+        round again (that value found once in the iterable). Iterating a value of the builtin types runs
+        no code, so the step changes nothing else. None where the rule does not apply."""
+        prev = self.prev
+        if not self._step_from_line() or prev is None or prev.line not in self.facts.loops:
+            return None
+        loop = self.facts.loops[prev.line]
+        current = prev.locals.get(loop.target)
+        starts = True if current is None else self._loop_starts(loop)
+        if starts is None:
+            return None
+        if loop.iterated is None:
+            step = self._range_step(loop, current, starts)
+        else:
+            shown = prev.locals.get(loop.iterated)
+            parsed = shown_elements(shown) if shown is not None else None
+            if parsed is None or (parsed[1] and not loop.leaves_iterable_alone):
+                return None
+            elements = parsed[0]
+            if starts:
+                index = 0
+            else:
+                found = [i for i, element in enumerate(elements) if element == current]
+                if len(found) != 1:
+                    return None
+                index = found[0] + 1
+            step = elements[index] if index < len(elements) else LEAVES
+        if step is None:
+            return None
+        following = self.facts.next_lines.get(prev.line) or frozenset()
+        first, last = loop.body
+        if step != LEAVES and not any(first <= n <= last for n in following & self.facts.frame_lines):
+            return None  # never the case for a loop flow.py follows; a dead end if it were
+        return loop, step
+
+    def _loop_stays_in_frame(self) -> bool:
+        """Whether the event chosen after a loop's step is surely in the loop's frame: a line of its body,
+        or, leaving it, a line or the return of a frame that is not a generator's (step_over past a
+        generator's end goes on into its consumer)."""
+        loop, prev = self._loop_step, self.prev
+        if loop is None or prev is None:
+            return False
+        return loop[1] != LEAVES or self.event == "line" or (
+            self.event == "return" and prev.stack[-1].function not in self.facts.suspending)
+
+    def _range_step(self, loop: ForLoop, current: str | None, starts: bool) -> str | None:
+        """The element (or LEAVES) of a `for` over `range(...)`, whose arguments the shown values tell."""
+        assert self.prev is not None
+        shown = self.prev.locals
+        values: list[int] = []
+        for kind, text in loop.range_arguments:
+            if kind == "int":
+                values.append(int(text))
+            elif kind == "name":
+                if not _INT_REPR.fullmatch(shown.get(text, "")):
+                    return None
+                values.append(int(shown[text]))
+            else:  # len(variable)
+                parsed = shown_elements(shown[text]) if text in shown else None
+                if parsed is None or (parsed[1] and not loop.leaves_iterable_alone):
+                    return None
+                values.append(len(parsed[0]))
+        if len(values) == 3 and values[2] == 0:
+            return None  # a ValueError, not a step
+        span = range(*values)
+        if starts:
+            return repr(span[0]) if span else LEAVES
+        if current is None or not _INT_REPR.fullmatch(current) or int(current) not in span:
+            return None
+        following = int(current) + span.step
+        return repr(following) if following in span else LEAVES
+
+    def _loop_starts(self, loop: ForLoop) -> bool | None:
+        """Whether a step from a loop's header starts the loop (True) or goes round again (False): the
+        header was reached by step_into or step_over from a line or call event of the same frame, or
+        from the return event of a call it made, outside the body or in it. None where not known."""
+        prev = self.prev
+        if self.arrival is None or prev is None or not prev.stack:
+            return None
+        before, action = self.arrival
+        if action not in ("step_into", "step_over") or before.exit is not None or not before.stack:
+            return None
+        depth, frame = len(prev.stack), prev.stack[-1]
+        if (len(before.stack) == depth and before.stack[:-1] == prev.stack[:-1]
+                and before.stack[-1].function == frame.function and before.event in ("line", "call")):
+            last = before.line  # a call event's line: the def, or where a generator resumes
+        elif (len(before.stack) == depth + 1 and before.event == "return" and before.stack[:depth - 1] == prev.stack[:-1]
+              and before.stack[depth - 1].function == frame.function):
+            last = before.stack[depth - 1].line  # the line that made the call
+        else:
+            return None
+        if last is None or last == prev.line:
+            return None
+        return not loop.body[0] <= last <= loop.body[1]
 
     def _changeable(self) -> frozenset[str] | None:
         """The variables a diff may name after a step within the frame: those the previous line's
@@ -1034,6 +1217,8 @@ class FrameConstraint:
             return None
         prev = self.prev
         assert prev is not None and prev.line is not None
+        if self._loop_step is not None:  # a loop left at the end of its frame: the implicit `return None`
+            return fmt._json("None").encode()
         name = self.facts.returns.get(prev.line)
         if name is None or name not in prev.locals or prev.stack[-1].function in self.facts.suspending:
             return None

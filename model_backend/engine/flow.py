@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import symtable
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from model_backend.tracer import safe_repr
 
@@ -777,3 +778,134 @@ def comprehension_calls(top: symtable.SymbolTable | None, tree: ast.Module) -> d
             continue
         found[(node.lineno, code)] = (_iterator_source(first, range_is_builtin), names[0], frozenset(reads))
     return found
+
+
+
+# An argument of `range(...)` in a `for` header: ("int", digits), ("name", variable) or ("len", variable).
+LoopArgument = tuple[str, str]
+_FUNCTION_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# Builtins that read their arguments and change none of them (given values of the builtin types).
+_READING_BUILTINS = frozenset({"len", "print", "sum", "min", "max", "sorted", "str", "repr", "list", "tuple", "set",
+                               "frozenset", "any", "all", "enumerate", "zip", "reversed", "abs", "bool", "int",
+                               "float", "dict", "isinstance", "type"})
+
+
+@dataclass(frozen=True)
+class ForLoop:
+    """A `for NAME in ITERABLE:` header whose next element the shown values can tell (see for_loops)."""
+
+    target: str
+    iterated: str | None  # `for NAME in iterated:`; None for a loop over `range(...)`
+    range_arguments: tuple[LoopArgument, ...]
+    body: tuple[int, int]  # the first and last line of the loop's body (its `else` excluded)
+    # Whether the body leaves the iterated object alone even when it is a list, a dict or a set: it
+    # only reads it by index, by `len`, by `in`, by iterating or through a builtin that reads
+    leaves_iterable_alone: bool
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    """Every name the program binds anywhere (so a builtin's name it binds may not be the builtin)."""
+    return ({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+            | {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+            | {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
+            | {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)
+               for a in n.names})
+
+
+def _only_read(name: str, body: list[ast.stmt], builtins: frozenset[str]) -> bool:
+    """Whether every use of `name` in `body` reads its object without changing it: `name[i]`, `x in
+    name`, `for y in name`, or an argument of a reading builtin. No method of it is looked up, nothing
+    is stored into it, and no function of the program receives it."""
+    parents: dict[int, ast.AST] = {}
+    for statement in body:
+        for node in ast.walk(statement):
+            for child in ast.iter_child_nodes(node):
+                parents[id(child)] = node
+    for statement in body:
+        for node in ast.walk(statement):
+            if not (isinstance(node, ast.Name) and node.id == name):
+                continue
+            parent = parents.get(id(node))
+            if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load):
+                continue
+            if isinstance(parent, ast.Compare) and node in parent.comparators and all(
+                    isinstance(op, ast.In | ast.NotIn) for op in parent.ops):
+                continue
+            if isinstance(parent, ast.For | ast.comprehension) and parent.iter is node:
+                continue
+            if (isinstance(parent, ast.Call) and node in parent.args and isinstance(parent.func, ast.Name)
+                    and parent.func.id in builtins):
+                continue
+            return False
+    return True
+
+
+def for_loops(tree: ast.Module) -> dict[int, ForLoop]:
+    """Header line -> the loop, for `for NAME in VARIABLE:` and `for NAME in range(ARGS):` loops (each
+    argument an int literal, a variable, or `len(VARIABLE)`) whose header stands alone on its line with
+    the body on lines after it, whose body never binds NAME, VARIABLE or a range argument's variable,
+    and where no `global` or `nonlocal` names them. Then a step from the header's line event takes the
+    iterable's next element or leaves the loop, and nothing else happens (iterating a value of the
+    builtin types runs none of the program's code): the caller reads that element from the shown values
+    (model_backend/engine/constraint.py). Empty for a program that may print a container of its own
+    (a class with a base, or a `__repr__`): such an object's repr could look like a list and iterate
+    otherwise."""
+    if any(isinstance(n, ast.ClassDef) and (n.bases or n.keywords) for n in ast.walk(tree)) or any(
+            isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name in ("__repr__", "__iter__")
+            for n in ast.walk(tree)):
+        return {}
+    bound = _bound_names(tree)
+    builtins = frozenset(_READING_BUILTINS - bound)
+    declared = shared_names(tree)
+    starts = _statements_per_line(tree)
+    enclosing: dict[int, ast.AST] = {}  # a loop -> the function (or module) whose frame runs it
+    todo: list[tuple[ast.AST, ast.AST]] = [(tree, tree)]
+    while todo:
+        node, scope = todo.pop()
+        if isinstance(node, ast.For):
+            enclosing[id(node)] = scope
+        inner = node if isinstance(node, _FUNCTION_SCOPES) else scope
+        todo.extend((child, inner) for child in ast.iter_child_nodes(node))
+    loops: dict[int, ForLoop] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.For) and isinstance(node.target, ast.Name)):
+            continue
+        if node.iter.end_lineno != node.lineno or node.body[0].lineno <= node.lineno or starts.get(node.lineno) != 1:
+            continue
+        iterated: str | None = None
+        arguments: list[LoopArgument] = []
+        variables: list[str] = []
+        if isinstance(node.iter, ast.Name):
+            iterated = node.iter.id
+            variables.append(node.iter.id)
+        elif (isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name) and node.iter.func.id == "range"
+              and "range" not in bound and 1 <= len(node.iter.args) <= 3 and not node.iter.keywords):
+            for arg in node.iter.args:
+                value = arg.operand if isinstance(arg, ast.UnaryOp) and isinstance(arg.op, ast.USub) else arg
+                if isinstance(value, ast.Constant) and type(value.value) is int:
+                    arguments.append(("int", str(-value.value if value is not arg else value.value)))
+                elif isinstance(arg, ast.Name):
+                    arguments.append(("name", arg.id))
+                    variables.append(arg.id)
+                elif (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "len"
+                      and "len" not in bound and len(arg.args) == 1 and not arg.keywords
+                      and isinstance(arg.args[0], ast.Name)):
+                    arguments.append(("len", arg.args[0].id))
+                    variables.append(arg.args[0].id)
+                else:
+                    break
+            if len(arguments) != len(node.iter.args):
+                continue
+        else:
+            continue
+        stored = _names_bound(list(node.body))
+        if {node.target.id, *variables} & (stored | declared):
+            continue
+        closures = [scope for scope in ast.walk(enclosing[id(node)]) if isinstance(scope, _FUNCTION_SCOPES)
+                    and scope is not enclosing[id(node)]]
+        alone = all(_only_read(name, node.body, builtins) and not any(
+            isinstance(n, ast.Name) and n.id == name for scope in closures for n in ast.walk(scope))
+            for name in variables)  # nor can a function the body calls reach it
+        body = (node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno)
+        loops[node.lineno] = ForLoop(node.target.id, iterated, tuple(arguments), body, alone)
+    return loops

@@ -186,6 +186,7 @@ class NeuralEngine(StepwiseEngine):
         self.header_len = len(header)
         yield from self._rebase_steps(state, inverse)
         self.history = list(history)
+        self.arrival = None
         self._state = state
         return state
 
@@ -196,6 +197,7 @@ class NeuralEngine(StepwiseEngine):
                 # Inverse contexts have no exit frame: go back to the last state seen before it.
                 self.history.pop()
                 self._state = self.history[-1]
+                self.arrival = None
                 yield from self._rebase_steps(self._state, inverse=True)
             return self.state
         if action.kind == "continue" and breakpoints and not action.is_inverse:
@@ -208,7 +210,7 @@ class NeuralEngine(StepwiseEngine):
         new_state = None
         problem = ""
         for attempt in range(2):  # greedy, then one sampled retry
-            generated = yield from self._generate_frame_steps(current, attempt > 0, action.kind)
+            generated = yield from self._generate_frame_steps(current, attempt > 0, action.kind, self.arrival)
             parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
             if isinstance(parsed, State) and generated is not None:
                 new_state = parsed.model_copy(update={"confidence": generated.confidence(parsed)})
@@ -221,12 +223,14 @@ class NeuralEngine(StepwiseEngine):
             self._state = failed
             return failed
         self.history.append(new_state)
+        self.arrival = None if action.is_inverse else (current, action.kind)
         self._state = new_state
         return new_state
 
     def replace_current_steps(self, state: State) -> Feed[State]:
         yield from self._rebase_steps(state, self.inverse)
         self.history[-1] = state
+        self.arrival = None
         self._state = state
         return state
 
@@ -248,7 +252,7 @@ class NeuralEngine(StepwiseEngine):
         after_action = self._context_len()
         samples: list[State] = []
         for _ in range(k):
-            generated = yield from self._generate_frame_steps(current, True, action.kind)
+            generated = yield from self._generate_frame_steps(current, True, action.kind, self.arrival)
             parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
             if isinstance(parsed, State) and generated is not None:
                 samples.append(parsed.model_copy(update={"confidence": generated.confidence(parsed)}))
@@ -308,10 +312,12 @@ class NeuralEngine(StepwiseEngine):
             return done.value  # type: ignore[no-any-return]
 
     # ---- constrained generation ----------------------------------------------------------------
-    def _generate_frame(self, prev: State, sample: bool, action: str | None = None) -> Generated | None:
-        return self._drive(self._generate_frame_steps(prev, sample, action))
+    def _generate_frame(self, prev: State, sample: bool, action: str | None = None,
+                        arrival: tuple[State, str] | None = None) -> Generated | None:
+        return self._drive(self._generate_frame_steps(prev, sample, action, arrival))
 
-    def _generate_frame_steps(self, prev: State, sample: bool, action: str | None = None) -> Feed[Generated | None]:
+    def _generate_frame_steps(self, prev: State, sample: bool, action: str | None = None,
+                              arrival: tuple[State, str] | None = None) -> Feed[Generated | None]:
         """The next frame after `<|frame_sep|>`, left in the cache.
 
         Greedy decoding commits to each token; a frame goes wrong where the model hesitated between two
@@ -324,7 +330,8 @@ class NeuralEngine(StepwiseEngine):
         if sample:
             generator = request_generator([*self.context_ids, self.m.special_ids[fmt.FRAME]], self.samples_drawn)
             self.samples_drawn += 1
-        decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse, action), self.m.vocabulary, sample, generator)
+        decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse, action, arrival), self.m.vocabulary, sample,
+                               generator)
         decoder.record_branches = not sample and self.search_branches > 0
         yield from self._feed_steps([self.m.special_ids[fmt.FRAME]])
         frame_start = self._context_len()

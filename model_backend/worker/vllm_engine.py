@@ -326,6 +326,7 @@ class VLLMEngine(StepwiseEngine):
         self.context, self.header_len = header, len(header)
         self._rebase(state, inverse)
         self.history = list(history)
+        self.arrival = None
         self._state = state
         return state
         yield  # a generator that needs no generation  # noqa: B901
@@ -336,6 +337,7 @@ class VLLMEngine(StepwiseEngine):
             if action.is_inverse and len(self.history) > 1:
                 self.history.pop()
                 self._state = self.history[-1]
+                self.arrival = None
                 self._rebase(self._state, inverse=True)
             return self.state
         if action.kind == "continue" and breakpoints and not action.is_inverse:
@@ -346,7 +348,7 @@ class VLLMEngine(StepwiseEngine):
         self.context += self.vm.encode(fmt.serialize_action(action))
         new_state, problem = None, ""
         for attempt in range(2):  # greedy, then one sampled retry
-            result = yield from self._generate_frame_steps(current, attempt > 0, action.kind)
+            result = yield from self._generate_frame_steps(current, attempt > 0, action.kind, self.arrival)
             generated = result[0] if result else None
             parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
             if isinstance(parsed, State) and generated is not None and result is not None:
@@ -360,12 +362,14 @@ class VLLMEngine(StepwiseEngine):
             self._state = failed
             return failed
         self.history.append(new_state)
+        self.arrival = None if action.is_inverse else (current, action.kind)
         self._state = new_state
         return new_state
 
     def replace_current_steps(self, state: State) -> Op[State]:
         self._rebase(state, self.inverse)
         self.history[-1] = state
+        self.arrival = None
         self._state = state
         return state
         yield  # noqa: B901
@@ -380,7 +384,7 @@ class VLLMEngine(StepwiseEngine):
         self.context += self.vm.encode(fmt.serialize_action(action))
         samples = []
         for _ in range(k):
-            result = yield from self._generate_frame_steps(current, True, action.kind)
+            result = yield from self._generate_frame_steps(current, True, action.kind, self.arrival)
             generated = result[0] if result else None
             parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
             if isinstance(parsed, State) and generated is not None:
@@ -397,8 +401,8 @@ class VLLMEngine(StepwiseEngine):
         self.inverse = inverse
         self.context += self.vm.encode(context_frame(state, inverse))
 
-    def _generate_frame_steps(self, prev: State, sample: bool, action: str | None = None
-                              ) -> Op[tuple[Generated, list[int]] | None]:
+    def _generate_frame_steps(self, prev: State, sample: bool, action: str | None = None,
+                              arrival: tuple[State, str] | None = None) -> Op[tuple[Generated, list[int]] | None]:
         """The next frame, generated in one vLLM request whose tokens the shared decoder chooses, plus
         one request per re-tried close call (the search of NeuralEngine._generate_frame_steps, with the
         same branches in the same order).
@@ -415,7 +419,8 @@ class VLLMEngine(StepwiseEngine):
         if sample:  # a sample depends on the request only, not on what else is in the batch
             generator = request_generator(prompt, self.samples_drawn)
             self.samples_drawn += 1
-        decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse, action), vm.vocabulary, sample, generator)
+        decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse, action, arrival), vm.vocabulary, sample,
+                               generator)
         decoder.record_branches = not sample and self.search_branches > 0
         job = yield Generation(prompt, FrameJob(decoder, vm.end_id), budget + 1)
         best = (decoder.result(), [prompt[-1], *job.token_ids]) if not job.failed and decoder.done else None
