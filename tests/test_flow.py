@@ -687,14 +687,18 @@ def count(words, table, n):
 def test_the_for_loops_whose_next_element_the_values_tell() -> None:
     from model_backend.engine.flow import ForLoop, for_loops
 
+    names = frozenset
     assert for_loops(ast.parse(LOOPS)) == {
-        4: ForLoop("word", "words", (), (5, 8), True),
-        5: ForLoop("ch", "word", (), (6, 8), True),
-        9: ForLoop("i", None, (("int", "1"), ("len", "words"), ("int", "2")), (10, 10), True),
-        11: ForLoop("key", "table", (), (12, 12), True),
-        15: ForLoop("w", "words", (), (16, 16), False),  # the body appends to the list it iterates
-        17: ForLoop("k", None, (("int", "-2"), ("name", "n")), (18, 18), True),
+        4: ForLoop("word", "words", (), (5, 8), (names({"seen", "total"}), names({"seen", "total"}))),
+        5: ForLoop("ch", "word", (), (6, 8), (names({"seen", "total"}), names({"seen", "total"}))),
+        9: ForLoop("i", None, (("int", "1"), ("len", "words"), ("int", "2")), (10, 10),
+                   (names({"total", "words"}), names({"total"}))),
+        11: ForLoop("key", "table", (), (12, 12), (names({"total", "table"}), names({"total"}))),
+        15: ForLoop("w", "words", (), (16, 16), None),  # the body appends to the list it iterates
+        17: ForLoop("k", None, (("int", "-2"), ("name", "n")), (18, 18), (names(), names())),
     }  # not 13 (the body rebinds j), nor 19 (its body shares the header's line)
+    calls = for_loops(ast.parse("def f(xs, g):\n    for x in xs:\n        g(x)\n"))
+    assert calls[2].mutation_check is None  # g may be the program's code, which could change xs
     assert for_loops(ast.parse("class L(list):\n    pass\n" + LOOPS)) == {}  # a list of the program's own
 
 
@@ -746,11 +750,28 @@ def test_every_traced_step_from_a_loop_header_takes_the_element_the_grammar_name
     _loop_steps_checked(program, result, ("step_into", "step_over"))
 
 
+ALIASED = """\
+def encode(strings, chars):
+    size = 0
+    for part in chars:
+        strings.sort()
+        if 'U' not in part:
+            size += 1
+    return size
+
+
+def main():
+    parts = ['nU', 'uU', 'N']
+    return count(['ab', 'a', 'cab'], {'y': 1, 'x': 2}, 2) + encode(parts, parts)
+"""
+
+
 def test_a_program_traced_here_takes_the_elements_its_loops_name() -> None:
     """Nested loops started again with their variable still bound, a string with a letter twice (the
     rule stays off after the first 'a'), a dict, a range over len(), a loop that starts from a call's
-    return, and loops whose step leaves them."""
-    source = LOOPS.replace("    return total\n", "    return total\n\n\ndef main():\n    return count(['ab', 'a', 'cab'], {'y': 1, 'x': 2}, 2)\n")
+    return, loops whose step leaves them, and a list sorted through another name while it is iterated
+    (the rule must stay off: `strings` shows the same repr as `chars`)."""
+    source = LOOPS + "\n\n" + ALIASED
     program = Program(source=source, entry="main()")
     result = run_trace(program)
     assert result.exit == "normal"

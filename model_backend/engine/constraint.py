@@ -1058,7 +1058,7 @@ class FrameConstraint:
         else:
             shown = prev.locals.get(loop.iterated)
             parsed = shown_elements(shown) if shown is not None else None
-            if parsed is None or (parsed[1] and not loop.leaves_iterable_alone):
+            if shown is None or parsed is None or (parsed[1] and not self._left_alone(loop, shown)):
                 return None
             elements = parsed[0]
             if starts:
@@ -1076,6 +1076,17 @@ class FrameConstraint:
         if step != LEAVES and not any(first <= n <= last for n in following & self.facts.frame_lines):
             return None  # never the case for a loop flow.py follows; a dead end if it were
         return loop, step
+
+    def _left_alone(self, loop: ForLoop, iterated: str) -> bool:
+        """Whether the loop's body surely leaves alone the list, dict or set shown as `iterated`
+        (flow._mutation_check): it reads builtin values only, and changes no object through a name that
+        could be an alias of it."""
+        if loop.mutation_check is None or self.prev is None:
+            return False
+        reads, changed = loop.mutation_check
+        shown = self.prev.locals
+        return (all(name in shown and _builtin_value(shown[name]) for name in reads)
+                and all(shown[name] != iterated for name in changed))
 
     def _loop_stays_in_frame(self) -> bool:
         """Whether the event chosen after a loop's step is surely in the loop's frame: a line of its body,
@@ -1101,7 +1112,7 @@ class FrameConstraint:
                 values.append(int(shown[text]))
             else:  # len(variable)
                 parsed = shown_elements(shown[text]) if text in shown else None
-                if parsed is None or (parsed[1] and not loop.leaves_iterable_alone):
+                if parsed is None or (parsed[1] and not self._left_alone(loop, shown[text])):
                     return None
                 values.append(len(parsed[0]))
         if len(values) == 3 and values[2] == 0:

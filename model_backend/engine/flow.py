@@ -798,9 +798,9 @@ class ForLoop:
     iterated: str | None  # `for NAME in iterated:`; None for a loop over `range(...)`
     range_arguments: tuple[LoopArgument, ...]
     body: tuple[int, int]  # the first and last line of the loop's body (its `else` excluded)
-    # Whether the body leaves the iterated object alone even when it is a list, a dict or a set: it
-    # only reads it by index, by `len`, by `in`, by iterating or through a builtin that reads
-    leaves_iterable_alone: bool
+    # For a list, a dict or a set, which the body could change while the loop runs: None where it may
+    # (see _mutation_check), else (names it reads from outside, names whose object it may change)
+    mutation_check: tuple[frozenset[str], frozenset[str]] | None
 
 
 def _bound_names(tree: ast.Module) -> set[str]:
@@ -907,5 +907,42 @@ def for_loops(tree: ast.Module) -> dict[int, ForLoop]:
             isinstance(n, ast.Name) and n.id == name for scope in closures for n in ast.walk(scope))
             for name in variables)  # nor can a function the body calls reach it
         body = (node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno)
-        loops[node.lineno] = ForLoop(node.target.id, iterated, tuple(arguments), body, alone)
+        check = _mutation_check(node, stored, bound, builtins) if alone else None
+        loops[node.lineno] = ForLoop(node.target.id, iterated, tuple(arguments), body, check)
     return loops
+
+
+def _mutation_check(loop: ast.For, stored: set[str], bound: set[str], builtins: frozenset[str]
+                    ) -> tuple[frozenset[str], frozenset[str]] | None:
+    """What a step must check to know that the loop's body leaves a list, a dict or a set it iterates
+    alone, given that the body names that object only to read it (_only_read). The body must call only
+    reading builtins and methods of plain names it does not rebind, store only into plain names or items
+    of plain names it does not rebind, and set no attribute. Then, if every name it reads from outside
+    (bound somewhere in the program, not by the body) holds a value of the builtin types, no code of the
+    program runs, and the body can change an object only through the names whose methods it calls, whose
+    items it sets, or that it augments: none of those may be the iterated object, whose repr such an alias
+    would show. Returns (names read from outside, names changed through), or None where the body may do
+    more."""
+    changed: set[str] = set()
+    for statement in loop.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Name) and func.id in builtins:
+                    continue
+                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id not in stored:
+                    changed.add(func.value.id)
+                    continue
+                return None
+            if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
+                if not (isinstance(node.value, ast.Name) and node.value.id not in stored):
+                    return None
+                changed.add(node.value.id)
+            elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+                return None
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                changed.add(node.target.id)  # `xs += ys` extends the list xs holds
+    reads = {n.id for statement in loop.body for n in ast.walk(statement)
+             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in bound} - stored
+    target = loop.target.id if isinstance(loop.target, ast.Name) else ""
+    return frozenset(reads | changed) - {target}, frozenset(changed) - {target}  # an element, not the iterable
