@@ -680,6 +680,8 @@ def count(words, table, n):
     for k in range(-2, n):
         pass
     for x in seen: total -= 1
+    for pos, word in enumerate(words, 1):
+        total += pos
     return total
 """
 
@@ -688,15 +690,20 @@ def test_the_for_loops_whose_next_element_the_values_tell() -> None:
     from model_backend.engine.flow import ForLoop, for_loops
 
     names = frozenset
+    both = (names({"seen", "total"}), names({"seen", "total"}))
     assert for_loops(ast.parse(LOOPS)) == {
-        4: ForLoop("word", "words", (), (5, 8), (names({"seen", "total"}), names({"seen", "total"}))),
-        5: ForLoop("ch", "word", (), (6, 8), (names({"seen", "total"}), names({"seen", "total"}))),
-        9: ForLoop("i", None, (("int", "1"), ("len", "words"), ("int", "2")), (10, 10),
+        4: ForLoop("word", "words", (), (5, 8), True, True, both),
+        5: ForLoop("ch", "word", (), (6, 8), True, True, both),
+        9: ForLoop("i", None, (("int", "1"), ("len", "words"), ("int", "2")), (10, 10), True, True,
                    (names({"total", "words"}), names({"total"}))),
-        11: ForLoop("key", "table", (), (12, 12), (names({"total", "table"}), names({"total"}))),
-        15: ForLoop("w", "words", (), (16, 16), None),  # the body appends to the list it iterates
-        17: ForLoop("k", None, (("int", "-2"), ("name", "n")), (18, 18), (names(), names())),
-    }  # not 13 (the body rebinds j), nor 19 (its body shares the header's line)
+        11: ForLoop("key", "table", (), (12, 12), True, True, (names({"total", "table"}), names({"total"}))),
+        13: ForLoop("j", None, (("name", "n"),), (14, 14), False, True, None),  # the body rebinds j: only a start is known
+        15: ForLoop("w", "words", (), (16, 16), True, True, None),  # the body appends to the list it iterates
+        17: ForLoop("k", None, (("int", "-2"), ("name", "n")), (18, 18), True, True, (names(), names())),
+        20: ForLoop("word", "words", (), (21, 21), True, True, (names({"total"}), names({"total"})), "pos", 1),
+    }  # not 19: its body shares the header's line
+    deleting = for_loops(ast.parse("def f(xs):\n    for x in xs:\n        del x\n"))
+    assert not deleting[2].unbound_means_start and not deleting[2].round_known
     calls = for_loops(ast.parse("def f(xs, g):\n    for x in xs:\n        g(x)\n"))
     assert calls[2].mutation_check is None  # g may be the program's code, which could change xs
     assert for_loops(ast.parse("class L(list):\n    pass\n" + LOOPS)) == {}  # a list of the program's own
@@ -809,6 +816,20 @@ def test_the_grammar_names_the_element_a_loop_takes() -> None:
     assert accepted(last, at(8, word="'cd'", ch="'d'"), line(9, '{"..": ".."}'))  # 'cd' was the last: it leaves
     assert not accepted(last, at(8, word="'cd'", ch="'d'"), line(5, '{"..": "..", "word": "\'ab\'"}'))
     assert not accepted(last, at(8, word="'cd'", ch="'d'"), line(5, '{"..": ".."}'))
+    twice = at(5, word="'aXaY'", ch="'a'")  # 'a' twice: the step takes the letter after one of them
+    for letter, taken in (("X", True), ("Y", True), ("a", False)):
+        assert accepted(twice, at(8, word="'aXaY'", ch="'a'"), line(6, f'{{"..": "..", "ch": "\'{letter}\'"}}')) is taken
+    either = at(5, word="'aXa'", ch="'a'")  # the first 'a' or the last: the loop may go on or leave
+    assert accepted(either, at(8, word="'aXa'", ch="'a'"), line(4, '{"..": ".."}'))
+    assert accepted(either, at(8, word="'aXa'", ch="'a'"), line(6, '{"..": "..", "ch": "\'X\'"}'))
+    rebinding = at(13, j="5")  # the body rebinds j: where it stands is not known, only a start
+    assert accepted(rebinding, at(14, j="5"), line(14, '{"..": "..", "j": "4"}'))
+    assert not accepted(rebinding, at(12), line(14, '{"..": "..", "j": "4"}'))
+    assert accepted(rebinding, at(12), line(14, '{"..": "..", "j": "0"}'))
+    counted = at(20, pos="1", word="'ab'")  # enumerate(words, 1): the count says where the loop stands
+    assert accepted(counted, at(21, pos="1", word="'ab'"), line(21, '{"..": "..", "pos": "2", "word": "\'cd\'"}'))
+    assert not accepted(counted, at(21, pos="1", word="'ab'"), line(21, '{"..": "..", "pos": "2"}'))
+    assert accepted(at(20, pos="2", word="'cd'"), at(21, pos="2", word="'cd'"), line(22, '{"..": ".."}'))
     ranged = at(9, i="1", words="['ab', 'cd', 'ef', 'gh']")
     assert accepted(ranged, at(10, i="1"), line(10, '{"..": "..", "i": "3"}'))  # range(1, 4, 2)
     assert not accepted(ranged, at(10, i="1"), line(10, '{"..": "..", "i": "2"}'))

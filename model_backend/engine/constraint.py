@@ -562,10 +562,10 @@ class Locals:
     keys: frozenset[bytes]
     diff_allowed: bool
     diff_keys: frozenset[bytes] | None = None  # the only keys a diff may name (None: any of `keys`)
-    # (key, its only possible value as JSON) pairs: names the step bound to known values; each key must be
-    # written, except in a diff when the one forced name had that value already (`forced_unchanged`)
-    forced: tuple[tuple[bytes, bytes], ...] = ()
-    forced_unchanged: bool = False
+    # (key, its possible values as JSON) pairs: names the step bound to known values; each key must be
+    # written, except in a diff when it had such a value already (it is in `unchanged`)
+    forced: tuple[tuple[bytes, frozenset[bytes]], ...] = ()
+    unchanged: frozenset[bytes] = frozenset()
     unique_keys: bool = False  # see JsonString
     phase: int = 0  # 0 '{', 1 first key or '}', 2 key, 3 ':', 4 ' ', 5 value, 6 ',' or '}', 7 ' ', 8 '"', 9 done
     used: frozenset[bytes] = frozenset()
@@ -583,7 +583,7 @@ class Locals:
 
     def _may_close(self) -> bool:
         """Whether `}` may come: the forced keys written (in a diff, if the value changed)."""
-        return all(key in self.used for key, _ in self.forced) or (self.forced_unchanged and b".." in self.used)
+        return all(key in self.used or (key in self.unchanged and b".." in self.used) for key, _ in self.forced)
 
     def feed(self, data: bytes) -> Locals | None:
         s: Locals | None = self
@@ -624,7 +624,7 @@ class Locals:
                 forced = dict(self.forced).get(self.key)
                 value: JsonString | Choice = (
                     Choice(frozenset({b'".."'})) if self.key == b".." else
-                    Choice(frozenset({forced})) if forced is not None
+                    Choice(forced) if forced is not None
                     else JsonString(repr_shape=True, unique_keys=self.unique_keys)
                 )
                 return replace(self, phase=3, used=self.used | {self.key}, value=value)
@@ -863,7 +863,19 @@ def _literal_text(text: str, node: ast.expr) -> str | None:
 
 
 _INT_REPR = re.compile(r"-?\d+")
-LEAVES = "leaves"  # a loop's step that takes no element: it leaves the loop
+
+
+@dataclass(frozen=True)
+class LoopStep:
+    """What a step from a `for` header does (FrameConstraint._loop_step)."""
+
+    loop: ForLoop
+    # (variable, the reprs it may take) for each variable the step binds; none: it leaves the loop
+    bindings: tuple[tuple[str, frozenset[str]], ...]
+
+    @property
+    def leaves(self) -> bool:
+        return not self.bindings
 
 
 @dataclass
@@ -894,7 +906,7 @@ class FrameConstraint:
         if self.elements is None:
             events = [tok for (inv, event), tok in fmt.EVENT_TOKENS.items() if inv == self.inverse
                       and self._event_may_follow(event)]
-            takes_element = self._loop_step is not None and self._loop_step[1] != LEAVES
+            takes_element = self._loop_step is not None and not self._loop_step.leaves
             return events + ([] if self.inverse or takes_element else list(fmt.EXIT_TOKENS.values()))
         if self.slot_kind == "src" or (self.slot is not None and not self.slot.complete):
             return []  # the forced source text, or a slot that is not finished
@@ -965,19 +977,24 @@ class FrameConstraint:
             changeable = self._changeable()
             diff_keys = None if changeable is None else frozenset(
                 k for k in keys if k.startswith(b"__") or k.decode("utf-8", "replace") in changeable)
-            loop = self._loop_step if self.event in ("line", "return") and not self.stack_written else None
-            if loop is not None:  # only the loop's variable can change, and only when it takes an element
-                target, element = loop[0].target.encode(), loop[1]
-                diff_keys = frozenset(k for k in keys if k.startswith(b"__") or (k == target and element != LEAVES))
-                if element != LEAVES and target in keys:
-                    return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys,
-                                  forced=((target, fmt._json(element).encode()),),
-                                  forced_unchanged=self.prev is not None and self.prev.locals.get(loop[0].target) == element,
-                                  unique_keys=facts.unique_keys)
+            step = self._loop_step if self.event in ("line", "return") and not self.stack_written else None
+            if step is not None and all(name.encode() in keys for name, _ in step.bindings):
+                # only the loop's variables can change, and only when it takes an element
+                assert self.prev is not None
+                shown = self.prev.locals
+                return Locals(keys=keys, diff_allowed=self._diff_allowed(),
+                              diff_keys=frozenset(k for k in keys if k.startswith(b"__"))
+                              | {name.encode() for name, _ in step.bindings},
+                              forced=tuple((name.encode(), frozenset(fmt._json(v).encode() for v in values))
+                                           for name, values in step.bindings),
+                              unchanged=frozenset(name.encode() for name, values in step.bindings if shown.get(name) in values),
+                              unique_keys=facts.unique_keys)
             forced, unchanged = self._forced_value(keys if diff_keys is None else diff_keys)
             pairs = (forced,) if forced is not None else self._call_arguments(keys) or self._comprehension_start(keys)
             return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys,
-                          forced=pairs, forced_unchanged=unchanged, unique_keys=facts.unique_keys)
+                          forced=tuple((key, frozenset({value})) for key, value in pairs),
+                          unchanged=frozenset({forced[0]}) if forced is not None and unchanged else frozenset(),
+                          unique_keys=facts.unique_keys)
         if kind == "value":
             returned = self._returned_value()
             return Value(Choice(frozenset({returned})) if returned is not None else None, facts.unique_keys)
@@ -1003,7 +1020,7 @@ class FrameConstraint:
         return only if the previous line can end the frame, and neither after step_into from a line that
         always calls a function of the program. Every other event stays free."""
         loop = self._loop_step
-        if loop is not None and loop[1] != LEAVES:
+        if loop is not None and not loop.leaves:
             return event == "line"  # the loop's body, and only there (see _following_lines)
         if event not in ("line", "return") or not self._step_from_line():
             return True
@@ -1032,50 +1049,76 @@ class FrameConstraint:
         following &= self.facts.frame_lines
         loop = self._loop_step
         if loop is not None:
-            first, last = loop[0].body
+            first, last = loop.loop.body
             inside = frozenset(n for n in following if first <= n <= last)
-            return following - inside if loop[1] == LEAVES else inside
+            return following - inside if loop.leaves else inside
         return following
 
     @cached_property
-    def _loop_step(self) -> tuple[ForLoop, str] | None:
+    def _loop_step(self) -> LoopStep | None:
         """After step_into or step_over from the header of a `for` loop over a shown value
-        (flow.for_loops): the loop, and the repr of the element the step binds to its variable or
-        LEAVES. The element is the iterable's first when the loop starts (its variable unbound, or the
-        header reached from outside its body), and the one after the variable's value when it goes
-        round again (that value found once in the iterable). Iterating a value of the builtin types runs
-        no code, so the step changes nothing else. None where the rule does not apply."""
+        (flow.for_loops): the loop, and the element(s) the step may bind to its variable, or none when it
+        leaves the loop. The element is the iterable's first when the loop starts (its variable unbound,
+        or the header reached from outside its body), and the one after the variable's value when it goes
+        round again (one of those after each place that value holds in the iterable, when it holds
+        several). Iterating a value of the builtin types runs no code, so the step changes nothing else.
+        None where the rule does not apply."""
         prev = self.prev
         if not self._step_from_line() or prev is None or prev.line not in self.facts.loops:
             return None
         loop = self.facts.loops[prev.line]
         current = prev.locals.get(loop.target)
-        starts = True if current is None else self._loop_starts(loop)
-        if starts is None:
+        starts = True if current is None and loop.unbound_means_start else self._loop_starts(loop)
+        if starts is None or (not starts and not loop.round_known):
             return None
+        bindings: tuple[tuple[str, frozenset[str]], ...] | None
         if loop.iterated is None:
-            step = self._range_step(loop, current, starts)
+            elements = self._range_step(loop, current, starts)
+            bindings = None if elements is None else ((loop.target, elements),) if elements else ()
+        elif loop.counter is not None:
+            bindings = self._enumerate_step(loop, current, starts)
         else:
             shown = prev.locals.get(loop.iterated)
             parsed = shown_elements(shown) if shown is not None else None
-            if shown is None or parsed is None or (parsed[1] and not self._left_alone(loop, shown)):
+            if shown is None or parsed is None or (parsed[1] and not starts and not self._left_alone(loop, shown)):
                 return None
-            elements = parsed[0]
-            if starts:
-                index = 0
-            else:
-                found = [i for i, element in enumerate(elements) if element == current]
-                if len(found) != 1:
-                    return None
-                index = found[0] + 1
-            step = elements[index] if index < len(elements) else LEAVES
-        if step is None:
+            values = parsed[0]
+            after = [0] if starts else [i + 1 for i, value in enumerate(values) if value == current]
+            ends = {i >= len(values) for i in after}
+            if len(ends) != 1:
+                return None  # the value is not in the iterable, or it may be the last one or not
+            taken = frozenset(values[i] for i in after if i < len(values))
+            bindings = ((loop.target, taken),) if taken else ()
+        if bindings is None:
             return None
         following = self.facts.next_lines.get(prev.line) or frozenset()
         first, last = loop.body
-        if step != LEAVES and not any(first <= n <= last for n in following & self.facts.frame_lines):
+        if bindings and not any(first <= n <= last for n in following & self.facts.frame_lines):
             return None  # never the case for a loop flow.py follows; a dead end if it were
-        return loop, step
+        return LoopStep(loop, bindings)
+
+    def _enumerate_step(self, loop: ForLoop, current: str | None, starts: bool
+                        ) -> tuple[tuple[str, frozenset[str]], ...] | None:
+        """The count and the element of `for i, x in enumerate(xs)` (none: it leaves); the count tells
+        where the iteration stands."""
+        assert self.prev is not None and loop.iterated is not None and loop.counter is not None
+        shown = self.prev.locals
+        parsed = shown_elements(shown[loop.iterated]) if loop.iterated in shown else None
+        if parsed is None or (parsed[1] and not starts and not self._left_alone(loop, shown[loop.iterated])):
+            return None
+        values = parsed[0]
+        if starts:
+            index = 0
+        else:
+            count = shown.get(loop.counter, "")
+            if not _INT_REPR.fullmatch(count):
+                return None
+            index = int(count) - loop.count_from + 1
+            if not 0 < index <= len(values) or values[index - 1] != current:
+                return None  # not where the shown values say the loop stands
+        if index == len(values):
+            return ()
+        return ((loop.counter, frozenset({repr(loop.count_from + index)})), (loop.target, frozenset({values[index]})))
 
     def _left_alone(self, loop: ForLoop, iterated: str) -> bool:
         """Whether the loop's body surely leaves alone the list, dict or set shown as `iterated`
@@ -1095,11 +1138,11 @@ class FrameConstraint:
         loop, prev = self._loop_step, self.prev
         if loop is None or prev is None:
             return False
-        return loop[1] != LEAVES or self.event == "line" or (
+        return not loop.leaves or self.event == "line" or (
             self.event == "return" and prev.stack[-1].function not in self.facts.suspending)
 
-    def _range_step(self, loop: ForLoop, current: str | None, starts: bool) -> str | None:
-        """The element (or LEAVES) of a `for` over `range(...)`, whose arguments the shown values tell."""
+    def _range_step(self, loop: ForLoop, current: str | None, starts: bool) -> frozenset[str] | None:
+        """The element (none: it leaves) of a `for` over `range(...)`, whose arguments the shown values tell."""
         assert self.prev is not None
         shown = self.prev.locals
         values: list[int] = []
@@ -1112,18 +1155,18 @@ class FrameConstraint:
                 values.append(int(shown[text]))
             else:  # len(variable)
                 parsed = shown_elements(shown[text]) if text in shown else None
-                if parsed is None or (parsed[1] and not self._left_alone(loop, shown[text])):
+                if parsed is None or (parsed[1] and not starts and not self._left_alone(loop, shown[text])):
                     return None
                 values.append(len(parsed[0]))
         if len(values) == 3 and values[2] == 0:
             return None  # a ValueError, not a step
         span = range(*values)
         if starts:
-            return repr(span[0]) if span else LEAVES
+            return frozenset({repr(span[0])} if span else ())
         if current is None or not _INT_REPR.fullmatch(current) or int(current) not in span:
             return None
         following = int(current) + span.step
-        return repr(following) if following in span else LEAVES
+        return frozenset({repr(following)} if following in span else ())
 
     def _loop_starts(self, loop: ForLoop) -> bool | None:
         """Whether a step from a loop's header starts the loop (True) or goes round again (False): the

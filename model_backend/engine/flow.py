@@ -798,9 +798,16 @@ class ForLoop:
     iterated: str | None  # `for NAME in iterated:`; None for a loop over `range(...)`
     range_arguments: tuple[LoopArgument, ...]
     body: tuple[int, int]  # the first and last line of the loop's body (its `else` excluded)
+    # Whether a step that goes round again can be known: the body never binds the variable, the
+    # iterable's variable or a range argument's, and no `global` or `nonlocal` names them
+    round_known: bool
+    # Whether the variable unbound at the header means the loop starts (the body never deletes it)
+    unbound_means_start: bool
     # For a list, a dict or a set, which the body could change while the loop runs: None where it may
     # (see _mutation_check), else (names it reads from outside, names whose object it may change)
     mutation_check: tuple[frozenset[str], frozenset[str]] | None
+    counter: str | None = None  # `for counter, target in enumerate(iterated[, count_from]):`
+    count_from: int = 0
 
 
 def _bound_names(tree: ast.Module) -> set[str]:
@@ -841,13 +848,14 @@ def _only_read(name: str, body: list[ast.stmt], builtins: frozenset[str]) -> boo
 
 
 def for_loops(tree: ast.Module) -> dict[int, ForLoop]:
-    """Header line -> the loop, for `for NAME in VARIABLE:` and `for NAME in range(ARGS):` loops (each
-    argument an int literal, a variable, or `len(VARIABLE)`) whose header stands alone on its line with
-    the body on lines after it, whose body never binds NAME, VARIABLE or a range argument's variable,
-    and where no `global` or `nonlocal` names them. Then a step from the header's line event takes the
-    iterable's next element or leaves the loop, and nothing else happens (iterating a value of the
-    builtin types runs none of the program's code): the caller reads that element from the shown values
-    (model_backend/engine/constraint.py). Empty for a program that may print a container of its own
+    """Header line -> the loop, for `for NAME in VARIABLE:`, `for I, NAME in enumerate(VARIABLE[, INT]):`
+    and `for NAME in range(ARGS):` loops (each argument an int literal, a variable, or `len(VARIABLE)`) whose header stands alone on its line with
+    the body on lines after it. A step from the header's line event takes the iterable's next element or
+    leaves the loop, and nothing else happens (iterating a value of the builtin types runs none of the
+    program's code): the caller reads that element from the shown values (model_backend/engine/
+    constraint.py). When the loop starts, the header has just evaluated the iterable, so the shown value
+    is the one iterated; going round again, the flags say whether the shown values still tell where the
+    iteration stands. Empty for a program that may print a container of its own
     (a class with a base, or a `__repr__`): such an object's repr could look like a list and iterate
     otherwise."""
     if any(isinstance(n, ast.ClassDef) and (n.bases or n.keywords) for n in ast.walk(tree)) or any(
@@ -868,14 +876,32 @@ def for_loops(tree: ast.Module) -> dict[int, ForLoop]:
         todo.extend((child, inner) for child in ast.iter_child_nodes(node))
     loops: dict[int, ForLoop] = {}
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.For) and isinstance(node.target, ast.Name)):
+        if not isinstance(node, ast.For):
             continue
         if node.iter.end_lineno != node.lineno or node.body[0].lineno <= node.lineno or starts.get(node.lineno) != 1:
             continue
         iterated: str | None = None
         arguments: list[LoopArgument] = []
         variables: list[str] = []
-        if isinstance(node.iter, ast.Name):
+        counter: str | None = None
+        count_from = 0
+        if isinstance(node.target, ast.Name):
+            target = node.target.id
+        elif (isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2
+              and all(isinstance(e, ast.Name) for e in node.target.elts) and _is_enumerate(node.iter, bound)):
+            counter, target = (e.id for e in node.target.elts)  # type: ignore[attr-defined]
+            if counter == target:
+                continue
+            call = node.iter
+            assert isinstance(call, ast.Call)
+            count_from = call.args[1].value if len(call.args) == 2 else 0  # type: ignore[attr-defined]
+            iterated = call.args[0].id  # type: ignore[attr-defined]
+            variables.append(iterated)
+        else:
+            continue
+        if counter is not None:
+            pass  # enumerate's argument is the iterable
+        elif isinstance(node.iter, ast.Name):
             iterated = node.iter.id
             variables.append(node.iter.id)
         elif (isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name) and node.iter.func.id == "range"
@@ -899,20 +925,31 @@ def for_loops(tree: ast.Module) -> dict[int, ForLoop]:
         else:
             continue
         stored = _names_bound(list(node.body))
-        if {node.target.id, *variables} & (stored | declared):
-            continue
+        targets = {target} | ({counter} if counter else set())
+        round_known = not (targets | set(variables)) & (stored | declared)
+        deleted = any(isinstance(n, ast.Name) and n.id in targets and isinstance(n.ctx, ast.Del)
+                      for statement in node.body for n in ast.walk(statement))
         closures = [scope for scope in ast.walk(enclosing[id(node)]) if isinstance(scope, _FUNCTION_SCOPES)
                     and scope is not enclosing[id(node)]]
         alone = all(_only_read(name, node.body, builtins) and not any(
             isinstance(n, ast.Name) and n.id == name for scope in closures for n in ast.walk(scope))
             for name in variables)  # nor can a function the body calls reach it
         body = (node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno)
-        check = _mutation_check(node, stored, bound, builtins) if alone else None
-        loops[node.lineno] = ForLoop(node.target.id, iterated, tuple(arguments), body, check)
+        check = _mutation_check(node, stored, bound, builtins, targets) if alone and round_known else None
+        loops[node.lineno] = ForLoop(target, iterated, tuple(arguments), body, round_known,
+                                     not deleted and not targets & declared, check, counter, count_from)
     return loops
 
 
-def _mutation_check(loop: ast.For, stored: set[str], bound: set[str], builtins: frozenset[str]
+def _is_enumerate(node: ast.expr, bound: set[str]) -> bool:
+    """`enumerate(VARIABLE)` or `enumerate(VARIABLE, INT)`, with the builtin enumerate."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "enumerate"
+            and "enumerate" not in bound and not node.keywords and 1 <= len(node.args) <= 2
+            and isinstance(node.args[0], ast.Name)
+            and (len(node.args) == 1 or (isinstance(node.args[1], ast.Constant) and type(node.args[1].value) is int)))
+
+
+def _mutation_check(loop: ast.For, stored: set[str], bound: set[str], builtins: frozenset[str], targets: set[str]
                     ) -> tuple[frozenset[str], frozenset[str]] | None:
     """What a step must check to know that the loop's body leaves a list, a dict or a set it iterates
     alone, given that the body names that object only to read it (_only_read). The body must call only
@@ -944,5 +981,4 @@ def _mutation_check(loop: ast.For, stored: set[str], bound: set[str], builtins: 
                 changed.add(node.target.id)  # `xs += ys` extends the list xs holds
     reads = {n.id for statement in loop.body for n in ast.walk(statement)
              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in bound} - stored
-    target = loop.target.id if isinstance(loop.target, ast.Name) else ""
-    return frozenset(reads | changed) - {target}, frozenset(changed) - {target}  # an element, not the iterable
+    return frozenset(reads | changed) - targets, frozenset(changed) - targets  # an element, not the iterable
