@@ -42,11 +42,11 @@ def stack_refused(state: State, facts: ProgramFacts) -> bool:
 
 
 def frame_refused(facts: ProgramFacts, prev: State | None, state: State, inverse: bool, action: str | None,
-                  arrival: tuple[State, str] | None = None) -> bool:
+                  trail: tuple[tuple[State, str], ...] = ()) -> bool:
     """Walk the whole frame's text through the grammar, as constrained decoding would write it after
-    `action` (the rules that need the action, such as the flow of lines, included), with `arrival` the
-    state before `prev` and the action from it."""
-    constraint = FrameConstraint(facts, prev, inverse, action, arrival)
+    `action` (the rules that need the action, such as the flow of lines, included), with `trail` the
+    states before `prev` and the action taken from each."""
+    constraint = FrameConstraint(facts, prev, inverse, action, trail)
     try:
         constraint.push_frame_text(fmt.frame_target(state, prev, inverse)[len(fmt.FRAME):])
     except ValueError:
@@ -72,15 +72,16 @@ def main() -> None:
         facts = ProgramFacts.of(Program(source=parsed.code, entry=parsed.entry))
         prev: State | None = None
         taken: str | None = None
-        arrival: tuple[State, str] | None = None
+        trail: list[tuple[State, str]] = []
         for state, action in parsed.steps:
             frames += 1
-            if frame_refused(facts, prev, state, parsed.inverse, taken, arrival):
+            if frame_refused(facts, prev, state, parsed.inverse, taken, tuple(trail)):
                 refused_frames.append(f"{parsed.entry or ''}: after {taken} from line {prev.line if prev else None}: "
                                       f"{fmt.frame_target(state, prev, parsed.inverse)[:300]}")
-            if FrameConstraint(facts, prev, parsed.inverse, taken, arrival)._loop_step is not None:
+            if FrameConstraint(facts, prev, parsed.inverse, taken, tuple(trail))._loop_step is not None:
                 loop_steps += 1
-            arrival = (prev, taken) if prev is not None and taken is not None else None
+            if prev is not None and taken is not None:
+                trail.append((prev, taken))
             prev, taken = state, action.kind if action is not None else None
             for value in [*state.locals.values(), *([state.value] if state.value is not None else [])]:
                 values += 1

@@ -737,14 +737,16 @@ def _loop_steps_checked(program: Program, result: Any, actions: tuple[str, ...])
     while walk[-1] != mdp.exit_position and len(walk) < 2000:
         walk.append(mdp.step(walk[-1], Action(kind="step_into"))[0])
     governed = 0
-    for before, position in pairwise(walk):
-        prev = mdp.state(position)
+    states = [mdp.state(position) for position in walk]
+    for index, position in enumerate(walk[1:], 1):
+        prev = states[index]
         if prev.exit is not None:
             continue
         for action in actions:
             following, _ = mdp.step(position, Action(kind=action))  # type: ignore[arg-type]
             state = mdp.state(following)
-            constraint = FrameConstraint(facts, prev, False, action, (mdp.state(before), "step_into"))
+            trail = tuple((before, "step_into") for before in states[max(0, index - 64):index])
+            constraint = FrameConstraint(facts, prev, False, action, trail)
             governed += constraint._loop_step is not None
             constraint.push_frame_text(fmt.frame_target(state, prev, False)[len(fmt.FRAME):])
             assert constraint.done, (prev.line, action)
@@ -769,7 +771,7 @@ def encode(strings, chars):
 
 def main():
     parts = ['nU', 'uU', 'N']
-    return count(['ab', 'a', 'cab'], {'y': 1, 'x': 2}, 2) + encode(parts, parts)
+    return count(['ab', 'a', 'cab', 'abcab'], {'y': 1, 'x': 2}, 2) + encode(parts, parts)
 """
 
 
@@ -792,8 +794,9 @@ def test_the_grammar_names_the_element_a_loop_takes() -> None:
     def at(line: int, **changes: str) -> State:
         return State(event="line", line=line, stack=[StackFrame(function="count", line=line)], locals=shown | changes)
 
-    def accepted(prev: State, arrival: State | None, frame: str) -> bool:
-        constraint = FrameConstraint(facts, prev, False, "step_over", (arrival, "step_over") if arrival else None)
+    def accepted(prev: State, arrival: State | None, frame: str, trail: tuple[State, ...] = ()) -> bool:
+        steps = (*trail, *([arrival] if arrival else []))
+        constraint = FrameConstraint(facts, prev, False, "step_over", tuple((state, "step_over") for state in steps))
         try:
             constraint.push_frame_text(frame)
         except ValueError:
@@ -822,6 +825,13 @@ def test_the_grammar_names_the_element_a_loop_takes() -> None:
     either = at(5, word="'aXa'", ch="'a'")  # the first 'a' or the last: the loop may go on or leave
     assert accepted(either, at(8, word="'aXa'", ch="'a'"), line(4, '{"..": ".."}'))
     assert accepted(either, at(8, word="'aXa'", ch="'a'"), line(6, '{"..": "..", "ch": "\'X\'"}'))
+    trail = [at(4, word="'aXaY'"), at(5, word="'aXaY'")]
+    for letter in "aXa":
+        trail += [at(6, word="'aXaY'", ch=repr(letter)), at(5, word="'aXaY'", ch=repr(letter))]
+    fourth = trail.pop()  # on the header the fourth time, after 'a', 'X' and 'a': the loop takes 'Y'
+    assert accepted(fourth, trail[-1], line(6, '{"..": "..", "ch": "\'Y\'"}'), tuple(trail[:-1]))
+    assert not accepted(fourth, trail[-1], line(6, '{"..": "..", "ch": "\'X\'"}'), tuple(trail[:-1]))
+    assert accepted(fourth, trail[-1], line(6, '{"..": "..", "ch": "\'X\'"}'))  # without the trail: either
     rebinding = at(13, j="5")  # the body rebinds j: where it stands is not known, only a start
     assert accepted(rebinding, at(14, j="5"), line(14, '{"..": "..", "j": "4"}'))
     assert not accepted(rebinding, at(12), line(14, '{"..": "..", "j": "4"}'))

@@ -276,8 +276,8 @@ def test_going_forward_from_a_line_reached_backwards_onto_a_call(random_model: L
 
 
 def test_a_step_from_a_loop_header_takes_the_next_element_whatever_the_weights(random_model: LoadedModel) -> None:
-    """The engine remembers the state before the current one and the action from it, and the grammar
-    reads it: reached from the loop's body, the header's step takes the element after the variable's
+    """The engine remembers the states before the current one and the actions from them, and the grammar
+    reads them: reached from the loop's body, the header's step takes the element after the variable's
     value (random weights could write anything else). Going back forgets it."""
     from model_backend.state import StackFrame, State
 
@@ -290,10 +290,10 @@ def test_a_step_from_a_loop_header_takes_the_next_element_whatever_the_weights(r
     body, header = at(4, s="'abc'", n="0", ch="'a'"), at(3, s="'abc'", n="1", ch="'a'")
     engine = NeuralEngine(random_model)
     engine.resume(program, [body, header], inverse=False)
-    assert engine.arrival is None  # a resumed session has not seen the step
-    engine.arrival = (body, "step_into")
+    assert engine.trail == []  # a resumed session has not seen the step
+    engine.trail = [(body, "step_into")]
     state = engine.step(Action(kind="step_into"))
     assert (state.line, state.locals["ch"], state.locals["n"]) == (4, "'b'", "1")
-    assert engine.arrival == (header, "step_into")
+    assert engine.trail == [(body, "step_into"), (header, "step_into")]
     engine.step(Action(kind="inv_step_into"))
-    assert engine.arrival is None
+    assert engine.trail == []

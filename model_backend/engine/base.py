@@ -24,6 +24,7 @@ from model_backend.program import Program
 from model_backend.state import Action, StackFrame, State
 
 StartAt = Literal["entry", "exit"]
+MAX_TRAIL = 256
 T = TypeVar("T")
 
 
@@ -128,10 +129,11 @@ class StepwiseEngine(Engine):
     program: Program | None = None
     facts: ProgramFacts | None = None  # of `program`
     history: list[State]  # the states of the trajectory in the context, the current one last
-    # The state before the current one and the forward action predicted from it to the current one
-    # (None after a start, a step back, a set variable or a jump): the grammar reads where a loop's
-    # header was reached from (its body, or elsewhere) to know whether the loop goes on or starts.
-    arrival: tuple[State, str] | None = None
+    # The forward steps predicted on the way to the current state, oldest first, each state with the
+    # action taken from it (at most MAX_TRAIL; emptied by a start, a step back, a set variable or a jump):
+    # the grammar reads where a loop's header was reached from, and how often, to know which element
+    # the loop takes next (constraint.FrameConstraint.trail).
+    trail: list[tuple[State, str]]
 
     @abstractmethod
     def run(self, op: Generator[Any, Any, T]) -> T:

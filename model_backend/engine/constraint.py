@@ -886,9 +886,10 @@ class FrameConstraint:
     prev: State | None
     inverse: bool
     action: str | None = None  # the kind of the action taken from `prev`, when known
-    # The state before `prev` and the action that led from it to `prev`, when known: where a loop's
-    # header was reached from (its body: the loop goes on; elsewhere: it starts)
-    arrival: tuple[State, str] | None = None
+    # The forward steps that led to `prev`, oldest first, each state with the action taken from it (as
+    # far back as known): where a loop's header was reached from (its body: the loop goes on; elsewhere:
+    # it starts), and how many times since it started
+    trail: tuple[tuple[State, str], ...] = ()
     elements: list[Element] | None = None  # None until the event (or exit) token has been chosen
     position: int = -1  # index of the element being filled (-1: right after the event token)
     slot: Slot | None = None
@@ -1084,6 +1085,10 @@ class FrameConstraint:
                 return None
             values = parsed[0]
             after = [0] if starts else [i + 1 for i, value in enumerate(values) if value == current]
+            if len(after) > 1:  # the value is there several times: how often the loop came round says which
+                passes = self._passes_since_start(loop)
+                if passes is not None and passes - 1 in after:
+                    after = [passes - 1]
             ends = {i >= len(values) for i in after}
             if len(ends) != 1:
                 return None  # the value is not in the iterable, or it may be the last one or not
@@ -1119,6 +1124,34 @@ class FrameConstraint:
         if index == len(values):
             return ()
         return ((loop.counter, frozenset({repr(loop.count_from + index)})), (loop.target, frozenset({values[index]})))
+
+    def _passes_since_start(self, loop: ForLoop) -> int | None:
+        """How many times the frame has been on the loop's header since the loop last started, this
+        time included, read off the trail: back through single steps (and the calls the frame made) to
+        the frame's call or a line outside the loop. None where the trail does not tell (it begins, or
+        an action could have skipped a pass)."""
+        prev = self.prev
+        assert prev is not None and prev.stack
+        depth, function, callers = len(prev.stack), prev.stack[-1].function, prev.stack[:-1]
+        passes = 1
+        for state, action in reversed(self.trail):
+            stack = state.stack
+            if (action not in ("step_into", "step_over", "step_return") or state.exit is not None
+                    or len(stack) < depth or stack[:depth - 1] != callers or stack[depth - 1].function != function):
+                return None  # a jump, or outside this frame's call
+            if len(stack) > depth:
+                continue  # inside a call the frame made
+            if action == "step_return":
+                return None
+            if state.event == "call":  # the frame began with this loop (a generator resumes elsewhere)
+                return passes if state.line is not None and not loop.body[0] <= state.line <= loop.body[1] else None
+            if state.event != "line" or state.line is None:
+                return None
+            if state.line == prev.line:
+                passes += 1
+            elif not loop.body[0] <= state.line <= loop.body[1]:
+                return passes  # the line before the loop
+        return None
 
     def _left_alone(self, loop: ForLoop, iterated: str) -> bool:
         """Whether the loop's body surely leaves alone the list, dict or set shown as `iterated`
@@ -1173,9 +1206,9 @@ class FrameConstraint:
         header was reached by step_into or step_over from a line or call event of the same frame, or
         from the return event of a call it made, outside the body or in it. None where not known."""
         prev = self.prev
-        if self.arrival is None or prev is None or not prev.stack:
+        if not self.trail or prev is None or not prev.stack:
             return None
-        before, action = self.arrival
+        before, action = self.trail[-1]
         if action not in ("step_into", "step_over") or before.exit is not None or not before.stack:
             return None
         depth, frame = len(prev.stack), prev.stack[-1]

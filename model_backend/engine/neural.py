@@ -29,7 +29,7 @@ from transformers import AutoTokenizer, DynamicCache, LlamaForCausalLM, PreTrain
 from transformers.utils import logging as hf_logging
 
 from model_backend import trace_format as fmt
-from model_backend.engine.base import Engine, EngineError, StepwiseEngine, context_frame
+from model_backend.engine.base import MAX_TRAIL, Engine, EngineError, StepwiseEngine, context_frame
 from model_backend.engine.constraint import FrameConstraint, ProgramFacts
 from model_backend.engine.decoding import (
     FrameDecoder,
@@ -146,6 +146,7 @@ class NeuralEngine(StepwiseEngine):
         self.header_len = 0
         self.inverse = False  # the direction of the context in the cache
         self.history: list[State] = []
+        self.trail: list[tuple[State, str]] = []
         self._state: State | None = None
         self.max_context = int(getattr(loaded.model.config, "max_position_embeddings", 2048))
         self.last_logits: torch.Tensor | None = None
@@ -186,7 +187,7 @@ class NeuralEngine(StepwiseEngine):
         self.header_len = len(header)
         yield from self._rebase_steps(state, inverse)
         self.history = list(history)
-        self.arrival = None
+        self.trail = []
         self._state = state
         return state
 
@@ -197,7 +198,7 @@ class NeuralEngine(StepwiseEngine):
                 # Inverse contexts have no exit frame: go back to the last state seen before it.
                 self.history.pop()
                 self._state = self.history[-1]
-                self.arrival = None
+                self.trail = []
                 yield from self._rebase_steps(self._state, inverse=True)
             return self.state
         if action.kind == "continue" and breakpoints and not action.is_inverse:
@@ -210,7 +211,7 @@ class NeuralEngine(StepwiseEngine):
         new_state = None
         problem = ""
         for attempt in range(2):  # greedy, then one sampled retry
-            generated = yield from self._generate_frame_steps(current, attempt > 0, action.kind, self.arrival)
+            generated = yield from self._generate_frame_steps(current, attempt > 0, action.kind, tuple(self.trail))
             parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
             if isinstance(parsed, State) and generated is not None:
                 new_state = parsed.model_copy(update={"confidence": generated.confidence(parsed)})
@@ -223,14 +224,14 @@ class NeuralEngine(StepwiseEngine):
             self._state = failed
             return failed
         self.history.append(new_state)
-        self.arrival = None if action.is_inverse else (current, action.kind)
+        self.trail = [] if action.is_inverse else [*self.trail[1 - MAX_TRAIL:], (current, action.kind)]
         self._state = new_state
         return new_state
 
     def replace_current_steps(self, state: State) -> Feed[State]:
         yield from self._rebase_steps(state, self.inverse)
         self.history[-1] = state
-        self.arrival = None
+        self.trail = []
         self._state = state
         return state
 
@@ -252,7 +253,7 @@ class NeuralEngine(StepwiseEngine):
         after_action = self._context_len()
         samples: list[State] = []
         for _ in range(k):
-            generated = yield from self._generate_frame_steps(current, True, action.kind, self.arrival)
+            generated = yield from self._generate_frame_steps(current, True, action.kind, tuple(self.trail))
             parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
             if isinstance(parsed, State) and generated is not None:
                 samples.append(parsed.model_copy(update={"confidence": generated.confidence(parsed)}))
@@ -313,11 +314,11 @@ class NeuralEngine(StepwiseEngine):
 
     # ---- constrained generation ----------------------------------------------------------------
     def _generate_frame(self, prev: State, sample: bool, action: str | None = None,
-                        arrival: tuple[State, str] | None = None) -> Generated | None:
-        return self._drive(self._generate_frame_steps(prev, sample, action, arrival))
+                        trail: tuple[tuple[State, str], ...] = ()) -> Generated | None:
+        return self._drive(self._generate_frame_steps(prev, sample, action, trail))
 
     def _generate_frame_steps(self, prev: State, sample: bool, action: str | None = None,
-                              arrival: tuple[State, str] | None = None) -> Feed[Generated | None]:
+                              trail: tuple[tuple[State, str], ...] = ()) -> Feed[Generated | None]:
         """The next frame after `<|frame_sep|>`, left in the cache.
 
         Greedy decoding commits to each token; a frame goes wrong where the model hesitated between two
@@ -330,7 +331,7 @@ class NeuralEngine(StepwiseEngine):
         if sample:
             generator = request_generator([*self.context_ids, self.m.special_ids[fmt.FRAME]], self.samples_drawn)
             self.samples_drawn += 1
-        decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse, action, arrival), self.m.vocabulary, sample,
+        decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse, action, trail), self.m.vocabulary, sample,
                                generator)
         decoder.record_branches = not sample and self.search_branches > 0
         yield from self._feed_steps([self.m.special_ids[fmt.FRAME]])

@@ -86,9 +86,8 @@ def predict_teacher_forced(engine: NeuralEngine, program: Program, steps: list[t
             engine._feed(engine.m.encode(fmt.serialize_action(action)))
             mark = engine._context_len()
             began = time.perf_counter()
-            before, taken = steps[i - 1] if i > 0 else (state, None)
-            arrival = (before, taken.kind) if taken is not None else None
-            generated = engine._generate_frame(state, sample=False, action=action.kind, arrival=arrival)
+            trail = tuple((before, taken.kind) for before, taken in steps[:i] if taken is not None)
+            generated = engine._generate_frame(state, sample=False, action=action.kind, trail=trail)
             if speed is not None:
                 speed["seconds"] = speed.get("seconds", 0.0) + time.perf_counter() - began
                 speed["tokens"] = speed.get("tokens", 0.0) + engine._context_len() - mark

@@ -103,9 +103,8 @@ def replay(vocab: Vocabulary, records: list[dict[str, Any]]) -> Replay:
             target = vocab.encode(fmt.frame_target(steps[i + 1][0], state, inverse))
             start = len(ids)
             ids += target
-            before, taken = steps[i - 1] if i > 0 else (state, None)
-            arrival = (before, taken.kind) if taken is not None else None
-            decoder = FrameDecoder(FrameConstraint(facts, state, inverse, action.kind, arrival), vocab, sample=False)
+            trail = tuple((before, taken.kind) for before, taken in steps[:i] if taken is not None)
+            decoder = FrameDecoder(FrameConstraint(facts, state, inverse, action.kind, trail), vocab, sample=False)
             j, producible, mine = 1, target[:1] == [frame_id], []
             while producible and not decoder.done and j < len(target):
                 forced = decoder.take_forced()

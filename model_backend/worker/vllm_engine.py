@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 import torch
 
 from model_backend import trace_format as fmt
-from model_backend.engine.base import EngineError, StepwiseEngine, context_frame
+from model_backend.engine.base import MAX_TRAIL, EngineError, StepwiseEngine, context_frame
 from model_backend.engine.constraint import FrameConstraint, ProgramFacts
 from model_backend.engine.decoding import (
     FrameDecoder,
@@ -295,6 +295,7 @@ class VLLMEngine(StepwiseEngine):
         self.header_len = 0
         self.inverse = False
         self.history: list[State] = []
+        self.trail: list[tuple[State, str]] = []
         self._state: State | None = None
         self.samples_drawn = 0
         self.search_branches = default_search_branches()  # 0: plain greedy
@@ -326,7 +327,7 @@ class VLLMEngine(StepwiseEngine):
         self.context, self.header_len = header, len(header)
         self._rebase(state, inverse)
         self.history = list(history)
-        self.arrival = None
+        self.trail = []
         self._state = state
         return state
         yield  # a generator that needs no generation  # noqa: B901
@@ -337,7 +338,7 @@ class VLLMEngine(StepwiseEngine):
             if action.is_inverse and len(self.history) > 1:
                 self.history.pop()
                 self._state = self.history[-1]
-                self.arrival = None
+                self.trail = []
                 self._rebase(self._state, inverse=True)
             return self.state
         if action.kind == "continue" and breakpoints and not action.is_inverse:
@@ -348,7 +349,7 @@ class VLLMEngine(StepwiseEngine):
         self.context += self.vm.encode(fmt.serialize_action(action))
         new_state, problem = None, ""
         for attempt in range(2):  # greedy, then one sampled retry
-            result = yield from self._generate_frame_steps(current, attempt > 0, action.kind, self.arrival)
+            result = yield from self._generate_frame_steps(current, attempt > 0, action.kind, tuple(self.trail))
             generated = result[0] if result else None
             parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
             if isinstance(parsed, State) and generated is not None and result is not None:
@@ -362,14 +363,14 @@ class VLLMEngine(StepwiseEngine):
             self._state = failed
             return failed
         self.history.append(new_state)
-        self.arrival = None if action.is_inverse else (current, action.kind)
+        self.trail = [] if action.is_inverse else [*self.trail[1 - MAX_TRAIL:], (current, action.kind)]
         self._state = new_state
         return new_state
 
     def replace_current_steps(self, state: State) -> Op[State]:
         self._rebase(state, self.inverse)
         self.history[-1] = state
-        self.arrival = None
+        self.trail = []
         self._state = state
         return state
         yield  # noqa: B901
@@ -384,7 +385,7 @@ class VLLMEngine(StepwiseEngine):
         self.context += self.vm.encode(fmt.serialize_action(action))
         samples = []
         for _ in range(k):
-            result = yield from self._generate_frame_steps(current, True, action.kind, self.arrival)
+            result = yield from self._generate_frame_steps(current, True, action.kind, tuple(self.trail))
             generated = result[0] if result else None
             parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
             if isinstance(parsed, State) and generated is not None:
@@ -402,7 +403,7 @@ class VLLMEngine(StepwiseEngine):
         self.context += self.vm.encode(context_frame(state, inverse))
 
     def _generate_frame_steps(self, prev: State, sample: bool, action: str | None = None,
-                              arrival: tuple[State, str] | None = None) -> Op[tuple[Generated, list[int]] | None]:
+                              trail: tuple[tuple[State, str], ...] = ()) -> Op[tuple[Generated, list[int]] | None]:
         """The next frame, generated in one vLLM request whose tokens the shared decoder chooses, plus
         one request per re-tried close call (the search of NeuralEngine._generate_frame_steps, with the
         same branches in the same order).
@@ -419,7 +420,7 @@ class VLLMEngine(StepwiseEngine):
         if sample:  # a sample depends on the request only, not on what else is in the batch
             generator = request_generator(prompt, self.samples_drawn)
             self.samples_drawn += 1
-        decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse, action, arrival), vm.vocabulary, sample,
+        decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse, action, trail), vm.vocabulary, sample,
                                generator)
         decoder.record_branches = not sample and self.search_branches > 0
         job = yield Generation(prompt, FrameJob(decoder, vm.end_id), budget + 1)
