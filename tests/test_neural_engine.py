@@ -67,8 +67,13 @@ def test_kv_cache_reuse_matches_a_fresh_encode(trained_model: LoadedModel) -> No
     other._crop(0)
     other._feed(context)
     other._state, other.inverse = engine.history[-2], engine.inverse
+    other.trail = engine.trail[:-1]  # the grammar reads the steps that led there too
     after_fresh = other.step(Action(kind="step_over"))
-    assert after_fresh == after_cache
+    # The same state; confidences agree to float precision (a cached and a fresh forward pass round apart).
+    assert after_fresh.model_copy(update={"confidence": None}) == after_cache.model_copy(update={"confidence": None})
+    assert after_fresh.confidence is not None and after_cache.confidence is not None
+    assert after_fresh.confidence.keys() == after_cache.confidence.keys()
+    assert all(abs(after_fresh.confidence[k] - after_cache.confidence[k]) < 1e-4 for k in after_cache.confidence)
 
 
 def test_search_keeps_the_likeliest_of_greedy_and_its_branches_and_leaves_that_frame_in_the_cache(
