@@ -57,7 +57,7 @@ def frame_refused(facts: ProgramFacts, prev: State | None, state: State, inverse
 def main() -> None:
     data, split = sys.argv[1], sys.argv[2]
     limit = int(sys.argv[3]) if len(sys.argv) > 3 else None
-    values = stacks = trajectories = names = run = frames = loop_steps = 0
+    values = stacks = trajectories = names = run = frames = loop_steps = appends = 0
     refused_frames: list[str] = []
     refused_values: list[str] = []
     refused_stacks: list[str] = []
@@ -78,8 +78,10 @@ def main() -> None:
             if frame_refused(facts, prev, state, parsed.inverse, taken, tuple(trail)):
                 refused_frames.append(f"{parsed.entry or ''}: after {taken} from line {prev.line if prev else None}: "
                                       f"{fmt.frame_target(state, prev, parsed.inverse)[:300]}")
-            if FrameConstraint(facts, prev, parsed.inverse, taken, tuple(trail))._loop_step is not None:
-                loop_steps += 1
+            constraint = FrameConstraint(facts, prev, parsed.inverse, taken, tuple(trail))
+            loop_steps += constraint._loop_step is not None
+            appends += (prev is not None and constraint._step_from_line() and prev.line in facts.appends
+                        and constraint._appended(*facts.appends[prev.line]) is not None)
             if prev is not None and taken is not None:
                 trail.append((prev, taken))
             prev, taken = state, action.kind if action is not None else None
@@ -100,7 +102,8 @@ def main() -> None:
           f"{stacks} stacks, refused {len(refused_stacks)}; {names} local names, refused {len(refused_names)}; "
           f"longest run of one character in a value: {run} (MAX_RUN {MAX_RUN}); "
           f"{frames} whole frames after their actions, refused {len(refused_frames)} "
-          f"({loop_steps} of them steps from a `for` header whose element the shown values tell)")
+          f"({loop_steps} of them steps from a `for` header whose element the shown values tell, "
+          f"{appends} steps over `xs.append(y)` whose list they tell)")
     for item in refused_values[:20] + refused_stacks[:20] + refused_names[:20] + refused_frames[:20]:
         print("  ", repr(item))
 

@@ -843,3 +843,29 @@ def test_the_grammar_names_the_element_a_loop_takes() -> None:
     ranged = at(9, i="1", words="['ab', 'cd', 'ef', 'gh']")
     assert accepted(ranged, at(10, i="1"), line(10, '{"..": "..", "i": "3"}'))  # range(1, 4, 2)
     assert not accepted(ranged, at(10, i="1"), line(10, '{"..": "..", "i": "2"}'))
+
+
+def test_the_lines_that_append_a_name_or_a_literal() -> None:
+    from model_backend.engine.flow import appended_values
+
+    source = ("def f(xs, y):\n    xs.append(y)\n    xs.append('a')\n    xs.append(xs)\n    xs.append(y + 1)\n"
+              "    xs.append([1])\n    xs.append(y); y = 2\n    xs.extend(y)\n")
+    assert appended_values(ast.parse(source), 200) == {2: ("xs", ("name", "y")), 3: ("xs", ("literal", "'a'"))}
+    # not 4 (the list into itself), 5 (a computed value), 6 (a list literal: a mutable object), 7 (two
+    # statements), 8 (extend); nothing where the program's own objects could print like a list
+    assert appended_values(ast.parse("class L(list):\n    pass\n" + source), 200) == {}
+
+
+def test_the_grammar_writes_the_list_an_append_makes() -> None:
+    facts = ProgramFacts.of(Program(source=LOOPS, entry="count(['ab'], {}, 2)"))
+    shown = {"words": "['ab']", "table": "{}", "n": "2", "total": "0", "word": "'ab'"}
+
+    def accepted(locals_text: str, **changes: str) -> bool:
+        prev = State(event="line", line=8, stack=[StackFrame(function="count", line=8)], locals=shown | changes)
+        return _locals_accepted(facts, prev, 5, locals_text, "step_over")
+
+    assert accepted('{"..": "..", "seen": "[\'a\', \'b\']"}', seen="['a']", ch="'b'")  # `seen.append(ch)`
+    assert not accepted('{"..": "..", "seen": "[\'b\', \'a\']"}', seen="['a']", ch="'b'")
+    assert not accepted('{"..": ".."}', seen="['a']", ch="'b'")
+    assert accepted('{"..": "..", "seen": "[\'b\']"}', seen="[]", ch="'b'")
+    assert accepted('{"..": "..", "seen": "[\'b\', \'a\']"}', seen="['a', ...", ch="'b'")  # cut: not known

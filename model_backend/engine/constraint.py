@@ -24,9 +24,11 @@ from functools import cached_property
 from model_backend import safe_ast
 from model_backend import trace_format as fmt
 from model_backend.engine.flow import (
+    ArgumentSource,
     Binding,
     ComprehensionCall,
     ForLoop,
+    appended_values,
     call_bindings,
     comprehension_calls,
     for_loops,
@@ -126,6 +128,7 @@ class ProgramFacts:
     # (line, "<listcomp>"...) -> the comprehension's `.0` and free names at its call event (flow.comprehension_calls)
     comprehensions: dict[tuple[int, str], ComprehensionCall] = field(default_factory=dict)
     loops: dict[int, ForLoop] = field(default_factory=dict)  # header line -> `for` loop (flow.for_loops)
+    appends: dict[int, tuple[str, ArgumentSource]] = field(default_factory=dict)  # flow.appended_values
 
     def locals_of(self, function: str | None) -> frozenset[str]:
         """The names a frame of `function` may show among its locals."""
@@ -216,6 +219,7 @@ class ProgramFacts:
             calls={} if dynamic else call_bindings(tree, Limits().max_repr),
             comprehensions={} if dynamic else comprehension_calls(table, tree),
             loops={} if dynamic else for_loops(tree),
+            appends=appended_values(tree, Limits().max_repr),
         )
 
 
@@ -1324,11 +1328,29 @@ class FrameConstraint:
         elif prev.line in self.facts.copies and self.facts.copies[prev.line][1] in prev.locals:
             name, other = self.facts.copies[prev.line]
             text = prev.locals[other]
+        elif prev.line in self.facts.appends and (appended := self._appended(*self.facts.appends[prev.line])) is not None:
+            name, text = appended
         else:
             return None, False
         if name.encode() not in keys:
             return None, False
         return (name.encode(), fmt._json(text).encode()), prev.locals.get(name) == text
+
+    def _appended(self, name: str, source: ArgumentSource) -> tuple[str, str] | None:
+        """After `name.append(arg)` (flow.appended_values): the list's repr with the argument's added,
+        where the list shows its whole repr, the argument a builtin value, and the result fits the cut."""
+        assert self.prev is not None and source is not None
+        shown = self.prev.locals
+        before = shown.get(name)
+        if before is None or not before.startswith("[") or shown_elements(before) is None:
+            return None
+        kind, text = source
+        if kind == "name":
+            if not _builtin_value(shown.get(text)):
+                return None  # not shown (a global), or an object whose repr is the program's
+            text = shown[text]
+        after = f"{before[:-1]}{', ' if before != '[]' else ''}{text}]"
+        return (name, after) if len(after) <= Limits().max_repr else None
 
     def _frame_function(self) -> str | None:
         """The frame's function: from its stack, or the previous frame's when the stack was left out."""

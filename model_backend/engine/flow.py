@@ -982,3 +982,43 @@ def _mutation_check(loop: ast.For, stored: set[str], bound: set[str], builtins: 
     reads = {n.id for statement in loop.body for n in ast.walk(statement)
              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in bound} - stored
     return frozenset(reads | changed) - targets, frozenset(changed) - targets  # an element, not the iterable
+
+
+def _may_print_a_container(tree: ast.Module) -> bool:
+    """Whether an object of the program's own could print like a list (a class with a base, or a
+    `__repr__` or `__iter__` of its own), and so be taken for one."""
+    return any(isinstance(n, ast.ClassDef) and (n.bases or n.keywords) for n in ast.walk(tree)) or any(
+        isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name in ("__repr__", "__iter__")
+        for n in ast.walk(tree))
+
+
+def appended_values(tree: ast.Module, max_repr: int) -> dict[int, tuple[str, ArgumentSource]]:
+    """Line -> (list, what it appends), for lines that hold nothing but `NAME.append(ARG)` with ARG
+    another variable or an immutable literal. Where NAME shows the whole repr of a list and ARG a
+    builtin value, the list's repr after the step is its repr before with ARG's repr added at the end
+    (list.append runs no code of the program): the caller builds it, if it fits under `max_repr`.
+    Empty for a program whose own objects could print like a list."""
+    if _may_print_a_container(tree):
+        return {}
+    starts = _statements_per_line(tree)
+    shared = shared_names(tree)
+    found: dict[int, tuple[str, ArgumentSource]] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+            continue
+        call = node.value
+        func = call.func
+        if (node.lineno != node.end_lineno or starts.get(node.lineno) != 1 or call.keywords or len(call.args) != 1
+                or not isinstance(func, ast.Attribute) or func.attr != "append" or not isinstance(func.value, ast.Name)
+                or func.value.id in shared):
+            continue
+        arg = call.args[0]
+        if isinstance(arg, ast.Name):
+            if arg.id != func.value.id:
+                found[node.lineno] = (func.value.id, ("name", arg.id))
+        else:
+            text = _immutable_literal(arg, max_repr)
+            if text is not None:
+                found[node.lineno] = (func.value.id, ("literal", text))
+    return found
+
