@@ -203,10 +203,10 @@ def with_attributes(text: str, attributes: Mapping[str, str] | None) -> Any:
             key = parse_value(segment[1:-1])
             if isinstance(value, dict) and not isinstance(key, Opaque) and key in value:
                 value[key] = child
-            elif isinstance(value, (list, tuple)) and type(key) is int and 0 <= key < len(value):
-                value = (*value[:key], child, *value[key + 1 :]) if isinstance(value, tuple) else value
-                if isinstance(value, list):
-                    value[key] = child
+            elif isinstance(value, tuple) and type(key) is int and 0 <= key < len(value):
+                value = (*value[:key], child, *value[key + 1 :])
+            elif isinstance(value, list) and type(key) is int and 0 <= key < len(value):
+                value[key] = child
     if not fields:
         return value
     if isinstance(value, Record):  # a repr of its own (a dataclass): the recorded attributes complete it

@@ -135,6 +135,11 @@ class StepwiseEngine(Engine):
     # the loop takes next (constraint.FrameConstraint.trail).
     trail: list[tuple[State, str]]
 
+    def _record_step(self, before: State, action: Action) -> None:
+        """Keep the trail after a prediction from `before`: a forward step is added (the oldest falls
+        off past MAX_TRAIL); a step back empties it."""
+        self.trail = [] if action.is_inverse else [*self.trail[1 - MAX_TRAIL:], (before, action.kind)]
+
     @abstractmethod
     def run(self, op: Generator[Any, Any, T]) -> T:
         """Drive one operation to its end and return its result."""

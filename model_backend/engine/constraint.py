@@ -869,13 +869,25 @@ def _literal_text(text: str, node: ast.expr) -> str | None:
 _INT_REPR = re.compile(r"-?\d+")
 
 
+def _calls_deep(state: State, frame: State) -> int | None:
+    """How many calls deep `state` is inside the frame `frame` is on (0: on that frame itself), read off
+    their stacks; None where it is not inside that frame's call."""
+    depth, stack = len(frame.stack), state.stack
+    if (not frame.stack or len(stack) < depth or stack[:depth - 1] != frame.stack[:-1]
+            or stack[depth - 1].function != frame.stack[-1].function):
+        return None
+    return len(stack) - depth
+
+
+Bindings = tuple[tuple[str, frozenset[str]], ...]  # (variable, the reprs it may take) for each variable bound
+
+
 @dataclass(frozen=True)
 class LoopStep:
     """What a step from a `for` header does (FrameConstraint._loop_step)."""
 
     loop: ForLoop
-    # (variable, the reprs it may take) for each variable the step binds; none: it leaves the loop
-    bindings: tuple[tuple[str, frozenset[str]], ...]
+    bindings: Bindings  # for each variable the step binds; none: it leaves the loop
 
     @property
     def leaves(self) -> bool:
@@ -1076,28 +1088,12 @@ class FrameConstraint:
         starts = True if current is None and loop.unbound_means_start else self._loop_starts(loop)
         if starts is None or (not starts and not loop.round_known):
             return None
-        bindings: tuple[tuple[str, frozenset[str]], ...] | None
         if loop.iterated is None:
-            elements = self._range_step(loop, current, starts)
-            bindings = None if elements is None else ((loop.target, elements),) if elements else ()
+            bindings = self._range_step(loop, current, starts)
         elif loop.counter is not None:
             bindings = self._enumerate_step(loop, current, starts)
         else:
-            shown = prev.locals.get(loop.iterated)
-            parsed = shown_elements(shown) if shown is not None else None
-            if shown is None or parsed is None or (parsed[1] and not starts and not self._left_alone(loop, shown)):
-                return None
-            values = parsed[0]
-            after = [0] if starts else [i + 1 for i, value in enumerate(values) if value == current]
-            if len(after) > 1:  # the value is there several times: how often the loop came round says which
-                passes = self._passes_since_start(loop)
-                if passes is not None and passes - 1 in after:
-                    after = [passes - 1]
-            ends = {i >= len(values) for i in after}
-            if len(ends) != 1:
-                return None  # the value is not in the iterable, or it may be the last one or not
-            taken = frozenset(values[i] for i in after if i < len(values))
-            bindings = ((loop.target, taken),) if taken else ()
+            bindings = self._element_step(loop, current, starts)
         if bindings is None:
             return None
         following = self.facts.next_lines.get(prev.line) or frozenset()
@@ -1106,20 +1102,45 @@ class FrameConstraint:
             return None  # never the case for a loop flow.py follows; a dead end if it were
         return LoopStep(loop, bindings)
 
-    def _enumerate_step(self, loop: ForLoop, current: str | None, starts: bool
-                        ) -> tuple[tuple[str, frozenset[str]], ...] | None:
+    def _iterated_values(self, loop: ForLoop, name: str, starts: bool) -> list[str] | None:
+        """The element reprs of the value `name` shows (constraint.shown_elements), where they tell what
+        the loop iterates: always when it starts (the header has just read it); going round again, only
+        if the body cannot have changed a list, dict or set (_left_alone)."""
+        assert self.prev is not None
+        shown = self.prev.locals.get(name)
+        parsed = shown_elements(shown) if shown is not None else None
+        if shown is None or parsed is None or (parsed[1] and not starts and not self._left_alone(loop, shown)):
+            return None
+        return parsed[0]
+
+    def _element_step(self, loop: ForLoop, current: str | None, starts: bool) -> Bindings | None:
+        """The element of `for x in xs` (none: it leaves): the first, or the one after x's value, where
+        the passes since the loop started pick among several places that value holds."""
+        assert loop.iterated is not None
+        values = self._iterated_values(loop, loop.iterated, starts)
+        if values is None:
+            return None
+        after = [0] if starts else [i + 1 for i, value in enumerate(values) if value == current]
+        if len(after) > 1:  # the value is there several times: how often the loop came round says which
+            passes = self._passes_since_start(loop)
+            if passes is not None and passes - 1 in after:
+                after = [passes - 1]
+        if len({i >= len(values) for i in after}) != 1:
+            return None  # the value is not in the iterable, or it may be the last one or not
+        taken = frozenset(values[i] for i in after if i < len(values))
+        return ((loop.target, taken),) if taken else ()
+
+    def _enumerate_step(self, loop: ForLoop, current: str | None, starts: bool) -> Bindings | None:
         """The count and the element of `for i, x in enumerate(xs)` (none: it leaves); the count tells
         where the iteration stands."""
         assert self.prev is not None and loop.iterated is not None and loop.counter is not None
-        shown = self.prev.locals
-        parsed = shown_elements(shown[loop.iterated]) if loop.iterated in shown else None
-        if parsed is None or (parsed[1] and not starts and not self._left_alone(loop, shown[loop.iterated])):
+        values = self._iterated_values(loop, loop.iterated, starts)
+        if values is None:
             return None
-        values = parsed[0]
         if starts:
             index = 0
         else:
-            count = shown.get(loop.counter, "")
+            count = self.prev.locals.get(loop.counter, "")
             if not _INT_REPR.fullmatch(count):
                 return None
             index = int(count) - loop.count_from + 1
@@ -1136,14 +1157,12 @@ class FrameConstraint:
         an action could have skipped a pass)."""
         prev = self.prev
         assert prev is not None and prev.stack
-        depth, function, callers = len(prev.stack), prev.stack[-1].function, prev.stack[:-1]
         passes = 1
         for state, action in reversed(self.trail):
-            stack = state.stack
-            if (action not in ("step_into", "step_over", "step_return") or state.exit is not None
-                    or len(stack) < depth or stack[:depth - 1] != callers or stack[depth - 1].function != function):
+            within = _calls_deep(state, prev)
+            if action not in ("step_into", "step_over", "step_return") or state.exit is not None or within is None:
                 return None  # a jump, or outside this frame's call
-            if len(stack) > depth:
+            if within:
                 continue  # inside a call the frame made
             if action == "step_return":
                 return None
@@ -1178,7 +1197,7 @@ class FrameConstraint:
         return not loop.leaves or self.event == "line" or (
             self.event == "return" and prev.stack[-1].function not in self.facts.suspending)
 
-    def _range_step(self, loop: ForLoop, current: str | None, starts: bool) -> frozenset[str] | None:
+    def _range_step(self, loop: ForLoop, current: str | None, starts: bool) -> Bindings | None:
         """The element (none: it leaves) of a `for` over `range(...)`, whose arguments the shown values tell."""
         assert self.prev is not None
         shown = self.prev.locals
@@ -1191,19 +1210,20 @@ class FrameConstraint:
                     return None
                 values.append(int(shown[text]))
             else:  # len(variable)
-                parsed = shown_elements(shown[text]) if text in shown else None
-                if parsed is None or (parsed[1] and not starts and not self._left_alone(loop, shown[text])):
+                elements = self._iterated_values(loop, text, starts)
+                if elements is None:
                     return None
-                values.append(len(parsed[0]))
+                values.append(len(elements))
         if len(values) == 3 and values[2] == 0:
             return None  # a ValueError, not a step
         span = range(*values)
         if starts:
-            return frozenset({repr(span[0])} if span else ())
-        if current is None or not _INT_REPR.fullmatch(current) or int(current) not in span:
+            taken = span[0] if span else None
+        elif current is None or not _INT_REPR.fullmatch(current) or int(current) not in span:
             return None
-        following = int(current) + span.step
-        return frozenset({repr(following)} if following in span else ())
+        else:
+            taken = int(current) + span.step if int(current) + span.step in span else None
+        return ((loop.target, frozenset({repr(taken)})),) if taken is not None else ()
 
     def _loop_starts(self, loop: ForLoop) -> bool | None:
         """Whether a step from a loop's header starts the loop (True) or goes round again (False): the
@@ -1213,15 +1233,13 @@ class FrameConstraint:
         if not self.trail or prev is None or not prev.stack:
             return None
         before, action = self.trail[-1]
-        if action not in ("step_into", "step_over") or before.exit is not None or not before.stack:
+        if action not in ("step_into", "step_over") or before.exit is not None:
             return None
-        depth, frame = len(prev.stack), prev.stack[-1]
-        if (len(before.stack) == depth and before.stack[:-1] == prev.stack[:-1]
-                and before.stack[-1].function == frame.function and before.event in ("line", "call")):
+        within = _calls_deep(before, prev)
+        if within == 0 and before.event in ("line", "call"):
             last = before.line  # a call event's line: the def, or where a generator resumes
-        elif (len(before.stack) == depth + 1 and before.event == "return" and before.stack[:depth - 1] == prev.stack[:-1]
-              and before.stack[depth - 1].function == frame.function):
-            last = before.stack[depth - 1].line  # the line that made the call
+        elif within == 1 and before.event == "return":
+            last = before.stack[len(prev.stack) - 1].line  # the line that made the call
         else:
             return None
         if last is None or last == prev.line:

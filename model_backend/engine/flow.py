@@ -819,10 +819,18 @@ def _bound_names(tree: ast.Module) -> set[str]:
                for a in n.names})
 
 
-def _only_read(name: str, body: list[ast.stmt], builtins: frozenset[str]) -> bool:
-    """Whether every use of `name` in `body` reads its object without changing it: `name[i]`, `x in
-    name`, `for y in name`, or an argument of a reading builtin. No method of it is looked up, nothing
-    is stored into it, and no function of the program receives it."""
+def _may_print_a_container(tree: ast.Module) -> bool:
+    """Whether an object of the program's own could print like a list (a class with a base, or a
+    `__repr__` or `__iter__` of its own), and so be taken for one."""
+    return any(isinstance(n, ast.ClassDef) and (n.bases or n.keywords) for n in ast.walk(tree)) or any(
+        isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name in ("__repr__", "__iter__")
+        for n in ast.walk(tree))
+
+
+def _only_read(names: list[str], body: list[ast.stmt], builtins: frozenset[str]) -> bool:
+    """Whether every use of these names in `body` reads their objects without changing them: `name[i]`,
+    `x in name`, `for y in name`, or an argument of a reading builtin. No method of them is looked up,
+    nothing is stored into them, and no function of the program receives them."""
     parents: dict[int, ast.AST] = {}
     for statement in body:
         for node in ast.walk(statement):
@@ -830,7 +838,7 @@ def _only_read(name: str, body: list[ast.stmt], builtins: frozenset[str]) -> boo
                 parents[id(child)] = node
     for statement in body:
         for node in ast.walk(statement):
-            if not (isinstance(node, ast.Name) and node.id == name):
+            if not (isinstance(node, ast.Name) and node.id in names):
                 continue
             parent = parents.get(id(node))
             if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Load):
@@ -847,6 +855,27 @@ def _only_read(name: str, body: list[ast.stmt], builtins: frozenset[str]) -> boo
     return True
 
 
+def _range_arguments(node: ast.expr, bound: set[str]) -> list[LoopArgument] | None:
+    """The arguments of `range(...)` (the builtin), each an int literal, a variable or `len(VARIABLE)`;
+    None for anything else."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
+            and "range" not in bound and 1 <= len(node.args) <= 3 and not node.keywords):
+        return None
+    arguments: list[LoopArgument] = []
+    for arg in node.args:
+        value = arg.operand if isinstance(arg, ast.UnaryOp) and isinstance(arg.op, ast.USub) else arg
+        if isinstance(value, ast.Constant) and type(value.value) is int:
+            arguments.append(("int", str(-value.value if value is not arg else value.value)))
+        elif isinstance(arg, ast.Name):
+            arguments.append(("name", arg.id))
+        elif (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "len"
+              and "len" not in bound and len(arg.args) == 1 and not arg.keywords and isinstance(arg.args[0], ast.Name)):
+            arguments.append(("len", arg.args[0].id))
+        else:
+            return None
+    return arguments
+
+
 def for_loops(tree: ast.Module) -> dict[int, ForLoop]:
     """Header line -> the loop, for `for NAME in VARIABLE:`, `for I, NAME in enumerate(VARIABLE[, INT]):`
     and `for NAME in range(ARGS):` loops (each argument an int literal, a variable, or `len(VARIABLE)`) whose header stands alone on its line with
@@ -858,9 +887,7 @@ def for_loops(tree: ast.Module) -> dict[int, ForLoop]:
     iteration stands. Empty for a program that may print a container of its own
     (a class with a base, or a `__repr__`): such an object's repr could look like a list and iterate
     otherwise."""
-    if any(isinstance(n, ast.ClassDef) and (n.bases or n.keywords) for n in ast.walk(tree)) or any(
-            isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name in ("__repr__", "__iter__")
-            for n in ast.walk(tree)):
+    if _may_print_a_container(tree):
         return {}
     bound = _bound_names(tree)
     builtins = frozenset(_READING_BUILTINS - bound)
@@ -880,15 +907,12 @@ def for_loops(tree: ast.Module) -> dict[int, ForLoop]:
             continue
         if node.iter.end_lineno != node.lineno or node.body[0].lineno <= node.lineno or starts.get(node.lineno) != 1:
             continue
-        iterated: str | None = None
-        arguments: list[LoopArgument] = []
-        variables: list[str] = []
         counter: str | None = None
         count_from = 0
-        if isinstance(node.target, ast.Name):
-            target = node.target.id
-        elif (isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2
-              and all(isinstance(e, ast.Name) for e in node.target.elts) and _is_enumerate(node.iter, bound)):
+        iterated: str | None = None
+        arguments: list[LoopArgument] = []
+        if (isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2
+                and all(isinstance(e, ast.Name) for e in node.target.elts) and _is_enumerate(node.iter, bound)):
             counter, target = (e.id for e in node.target.elts)  # type: ignore[attr-defined]
             if counter == target:
                 continue
@@ -896,34 +920,15 @@ def for_loops(tree: ast.Module) -> dict[int, ForLoop]:
             assert isinstance(call, ast.Call)
             count_from = call.args[1].value if len(call.args) == 2 else 0  # type: ignore[attr-defined]
             iterated = call.args[0].id  # type: ignore[attr-defined]
-            variables.append(iterated)
-        else:
+        elif not isinstance(node.target, ast.Name):
             continue
-        if counter is not None:
-            pass  # enumerate's argument is the iterable
         elif isinstance(node.iter, ast.Name):
-            iterated = node.iter.id
-            variables.append(node.iter.id)
-        elif (isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name) and node.iter.func.id == "range"
-              and "range" not in bound and 1 <= len(node.iter.args) <= 3 and not node.iter.keywords):
-            for arg in node.iter.args:
-                value = arg.operand if isinstance(arg, ast.UnaryOp) and isinstance(arg.op, ast.USub) else arg
-                if isinstance(value, ast.Constant) and type(value.value) is int:
-                    arguments.append(("int", str(-value.value if value is not arg else value.value)))
-                elif isinstance(arg, ast.Name):
-                    arguments.append(("name", arg.id))
-                    variables.append(arg.id)
-                elif (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "len"
-                      and "len" not in bound and len(arg.args) == 1 and not arg.keywords
-                      and isinstance(arg.args[0], ast.Name)):
-                    arguments.append(("len", arg.args[0].id))
-                    variables.append(arg.args[0].id)
-                else:
-                    break
-            if len(arguments) != len(node.iter.args):
-                continue
+            target, iterated = node.target.id, node.iter.id
+        elif (in_range := _range_arguments(node.iter, bound)) is not None:
+            target, arguments = node.target.id, in_range
         else:
             continue
+        variables = ([iterated] if iterated else []) + [text for kind, text in arguments if kind != "int"]
         stored = _names_bound(list(node.body))
         targets = {target} | ({counter} if counter else set())
         round_known = not (targets | set(variables)) & (stored | declared)
@@ -931,9 +936,8 @@ def for_loops(tree: ast.Module) -> dict[int, ForLoop]:
                       for statement in node.body for n in ast.walk(statement))
         closures = [scope for scope in ast.walk(enclosing[id(node)]) if isinstance(scope, _FUNCTION_SCOPES)
                     and scope is not enclosing[id(node)]]
-        alone = all(_only_read(name, node.body, builtins) and not any(
-            isinstance(n, ast.Name) and n.id == name for scope in closures for n in ast.walk(scope))
-            for name in variables)  # nor can a function the body calls reach it
+        alone = _only_read(variables, node.body, builtins) and not any(  # nor can a function the body calls reach them
+            isinstance(n, ast.Name) and n.id in variables for scope in closures for n in ast.walk(scope))
         body = (node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno)
         check = _mutation_check(node, stored, bound, builtins, targets) if alone and round_known else None
         loops[node.lineno] = ForLoop(target, iterated, tuple(arguments), body, round_known,
@@ -982,14 +986,6 @@ def _mutation_check(loop: ast.For, stored: set[str], bound: set[str], builtins: 
     reads = {n.id for statement in loop.body for n in ast.walk(statement)
              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in bound} - stored
     return frozenset(reads | changed) - targets, frozenset(changed) - targets  # an element, not the iterable
-
-
-def _may_print_a_container(tree: ast.Module) -> bool:
-    """Whether an object of the program's own could print like a list (a class with a base, or a
-    `__repr__` or `__iter__` of its own), and so be taken for one."""
-    return any(isinstance(n, ast.ClassDef) and (n.bases or n.keywords) for n in ast.walk(tree)) or any(
-        isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name in ("__repr__", "__iter__")
-        for n in ast.walk(tree))
 
 
 def appended_values(tree: ast.Module, max_repr: int) -> dict[int, tuple[str, ArgumentSource]]:

@@ -29,7 +29,7 @@ from transformers import AutoTokenizer, DynamicCache, LlamaForCausalLM, PreTrain
 from transformers.utils import logging as hf_logging
 
 from model_backend import trace_format as fmt
-from model_backend.engine.base import MAX_TRAIL, Engine, EngineError, StepwiseEngine, context_frame
+from model_backend.engine.base import Engine, EngineError, StepwiseEngine, context_frame
 from model_backend.engine.constraint import FrameConstraint, ProgramFacts
 from model_backend.engine.decoding import (
     FrameDecoder,
@@ -224,7 +224,7 @@ class NeuralEngine(StepwiseEngine):
             self._state = failed
             return failed
         self.history.append(new_state)
-        self.trail = [] if action.is_inverse else [*self.trail[1 - MAX_TRAIL:], (current, action.kind)]
+        self._record_step(current, action)
         self._state = new_state
         return new_state
 

@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 import torch
 
 from model_backend import trace_format as fmt
-from model_backend.engine.base import MAX_TRAIL, EngineError, StepwiseEngine, context_frame
+from model_backend.engine.base import EngineError, StepwiseEngine, context_frame
 from model_backend.engine.constraint import FrameConstraint, ProgramFacts
 from model_backend.engine.decoding import (
     FrameDecoder,
@@ -363,7 +363,7 @@ class VLLMEngine(StepwiseEngine):
             self._state = failed
             return failed
         self.history.append(new_state)
-        self.trail = [] if action.is_inverse else [*self.trail[1 - MAX_TRAIL:], (current, action.kind)]
+        self._record_step(current, action)
         self._state = new_state
         return new_state
 
