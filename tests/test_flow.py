@@ -449,7 +449,20 @@ def test_the_grammar_keeps_a_diff_to_what_an_inert_line_binds() -> None:
     assert not accepted(6, '{"..": "..", "z": "[1, 3]", "y": "[2]"}')
     assert accepted(7, '{"..": "..", "xs": "[1, 2]"}', z="[1, 3]")
     assert accepted(6, '{"..": "..", "z": "[1, 3]", "y": "[2]"}', xs="<generator object g>")
-    assert accepted(5, '{"..": "..", "y": "[]", "d": "defaultdict(<class \'list\'>, {3: [], 4: []})"}')
+    assert accepted(5, '{"..": "..", "y": "[]", "d": "defaultdict(<class \'list\'>, {3: [], 4: []})"}', y="[0]")
+
+
+def test_a_diff_names_a_variable_only_with_a_new_value() -> None:
+    """A diff lists the variables whose values changed (trace_format._locals_text): never one with the
+    value it had. The model had written `seen` in a diff with its old repr after `seen[k] = seen.get(k, 0) + 1`."""
+    facts = ProgramFacts.of(Program(source=INERT, entry="f([1], 3)"))
+    local = {"xs": "[1]", "n": "3", "alias": "[1]", "y": "[]", "z": "[1, 3]"}
+    prev = State(event="line", line=7, stack=[StackFrame(function="f", line=7)], locals=local)
+    assert _locals_accepted(facts, prev, 8, '{"..": "..", "xs": "[1, 2]", "alias": "[1, 2]"}', "step_over")
+    assert not _locals_accepted(facts, prev, 8, '{"..": "..", "xs": "[1, 2]", "alias": "[1]"}', "step_over")
+    assert not _locals_accepted(facts, prev, 8, '{"..": "..", "xs": "[1]"}', "step_over")
+    assert _locals_accepted(facts, prev, 8, '{"..": "..", "xs": "[11]"}', "step_over")  # [1 is a start only
+    assert _locals_accepted(facts, prev, 8, '{"xs": "[1]", "n": "3", "alias": "[1]", "y": "[]", "z": "[1, 3]"}', "step_over")
 
 
 def test_the_lines_that_only_return_a_name() -> None:
@@ -724,10 +737,10 @@ def test_the_elements_a_shown_value_iterates() -> None:
         assert shown_elements(text) is None, text
 
 
-def _loop_steps_checked(program: Program, result: Any, actions: tuple[str, ...]) -> int:
+def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ...]) -> tuple[int, int]:
     """Walk the trace with each action from every state a step_into walk reaches, and check that the
-    grammar, told where the header was reached from, accepts the true frame after each step from a
-    loop's header; how many such steps the rule governed."""
+    grammar, told the steps that led there, accepts the true frame after each step; how many of those
+    steps the loop rule governed (steps from a loop's header), and how many the item-store rule did."""
     from model_backend.mdp import TraceMDP
     from model_backend.state import Action
 
@@ -736,7 +749,8 @@ def _loop_steps_checked(program: Program, result: Any, actions: tuple[str, ...])
     walk = [mdp.start_position()]
     while walk[-1] != mdp.exit_position and len(walk) < 2000:
         walk.append(mdp.step(walk[-1], Action(kind="step_into"))[0])
-    governed = 0
+    governed = stores = 0
+    keys = frozenset(name.encode() for name in facts.names)
     states = [mdp.state(position) for position in walk]
     for index, position in enumerate(walk[1:], 1):
         prev = states[index]
@@ -750,13 +764,14 @@ def _loop_steps_checked(program: Program, result: Any, actions: tuple[str, ...])
             governed += constraint._loop_step is not None
             constraint.push_frame_text(fmt.frame_target(state, prev, False)[len(fmt.FRAME):])
             assert constraint.done, (prev.line, action)
-    return governed
+            stores += constraint._item_store(keys) is not None
+    return governed, stores
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_traced_step_from_a_loop_header_takes_the_element_the_grammar_names(name: str) -> None:
     program, result = traced(name)
-    _loop_steps_checked(program, result, ("step_into", "step_over"))
+    _forward_steps_checked(program, result, ("step_into", "step_over"))
 
 
 ALIASED = """\
@@ -784,7 +799,7 @@ def test_a_program_traced_here_takes_the_elements_its_loops_name() -> None:
     program = Program(source=source, entry="main()")
     result = run_trace(program)
     assert result.exit == "normal"
-    assert _loop_steps_checked(program, result, ("step_into", "step_over")) >= 40
+    assert _forward_steps_checked(program, result, ("step_into", "step_over"))[0] >= 40
 
 
 def test_the_grammar_names_the_element_a_loop_takes() -> None:
@@ -812,8 +827,11 @@ def test_the_grammar_names_the_element_a_loop_takes() -> None:
     assert not accepted(header, at(8, word="'ab'", ch="'b'"), line(5, '{"..": "..", "word": "\'cd\'", "total": "1"}'))
     assert not accepted(header, at(8, word="'ab'", ch="'b'"), line(9, '{"..": ".."}'))  # the loop cannot end yet
     assert not accepted(header, at(8, word="'ab'", ch="'b'"), line(9, '{"..": "..", "word": "\'cd\'"}'))
-    assert accepted(header, at(3), line(5, '{"..": "..", "word": "\'ab\'"}'))  # reached from before the loop: it starts
-    assert accepted(header, None, line(5, '{"..": "..", "word": "\'ab\'"}'))  # not known where from: free
+    assert accepted(header, at(3), line(5, '{"..": ".."}'))  # reached from before the loop: it starts, at 'ab' again
+    assert not accepted(header, at(3), line(5, '{"..": "..", "word": "\'ab\'"}'))  # a diff names only changes
+    restarted = at(4, word="'cd'", ch="'d'")
+    assert accepted(restarted, at(3), line(5, '{"..": "..", "word": "\'ab\'"}'))
+    assert accepted(restarted, None, line(5, '{"..": "..", "word": "\'ab\'"}'))  # not known where from: free
     assert accepted(header, None, line(9, '{"..": ".."}'))
     last = at(4, word="'cd'", ch="'d'")
     assert accepted(last, at(8, word="'cd'", ch="'d'"), line(9, '{"..": ".."}'))  # 'cd' was the last: it leaves
@@ -869,3 +887,120 @@ def test_the_grammar_writes_the_list_an_append_makes() -> None:
     assert not accepted('{"..": ".."}', seen="['a']", ch="'b'")
     assert accepted('{"..": "..", "seen": "[\'b\']"}', seen="[]", ch="'b'")
     assert accepted('{"..": "..", "seen": "[\'b\', \'a\']"}', seen="['a', ...", ch="'b'")  # cut: not known
+
+
+STORES = """\
+def tally(text, table, xs):
+    seen = {}
+    for ch in text:
+        seen[ch] = seen.get(ch, 0) + 1
+    table[1] = 'one'
+    table[True] = len(seen)
+    table['k'] += len(xs)
+    xs[-1] = xs[0] * 2
+    xs.insert(0, len(seen))
+    xs.insert(-1, 'mid')
+    xs.insert(99, [c for c in text if c != 'a'])
+    xs.append(sorted(seen))
+    big = list(range(40))
+    big.append('x' * 60)
+    big[0] = xs
+    xs.append(xs)
+    table[ch] = helper(ch)
+    table[ch * 2] = 1
+    seen[ch] = seen.pop(ch)
+    return seen, table, xs, big
+
+
+def helper(ch):
+    return ch.upper()
+"""
+
+
+def test_the_lines_that_store_one_item() -> None:
+    from model_backend.engine.flow import ItemStore, item_stores
+
+    def store(name: str, kind: str, key: tuple[str, str] | None, reads: set[str], augmented: bool = False) -> ItemStore:
+        return ItemStore(name, kind, key, augmented, frozenset(reads))
+
+    assert item_stores(ast.parse(STORES), 200) == {
+        4: store("seen", "item", ("name", "ch"), {"seen", "ch"}),
+        5: store("table", "item", ("literal", "1"), {"table"}),
+        6: store("table", "item", ("literal", "True"), {"table", "seen"}),
+        7: store("table", "item", ("literal", "'k'"), {"table", "xs"}, augmented=True),
+        8: store("xs", "item", ("literal", "-1"), {"xs"}),
+        9: store("xs", "insert", ("literal", "0"), {"xs", "seen"}),
+        10: store("xs", "insert", ("literal", "-1"), {"xs"}),
+        11: store("xs", "insert", ("literal", "99"), {"xs", "text"}),  # `c` is the comprehension's
+        12: store("xs", "append", None, {"xs", "seen"}),
+        14: store("big", "append", None, {"big"}),
+        15: store("big", "item", ("literal", "0"), {"big", "xs"}),
+        16: store("xs", "append", None, {"xs"}),
+    }  # not 17 (a call of the program's function), 18 (a key computed), 19 (pop changes the dict)
+    assert item_stores(ast.parse("class C:\n    pass\n" + STORES), 200) == {}  # an object's methods may be the program's
+
+
+def test_a_program_traced_here_keeps_the_items_a_store_leaves() -> None:
+    """New keys and old ones, a key equal to another of another type (True and 1), an augmented store,
+    negative indexes, inserts clamped at both ends, a list whose repr the tracer cuts after the step,
+    and a list appended to itself (its repr shows `[...]`, after which the rule is off)."""
+    program = Program(source=STORES, entry="tally('abca', {1: 'x', 'k': 2}, [1, 2, 3])")
+    result = run_trace(program)
+    assert result.exit == "normal"
+    assert _forward_steps_checked(program, result, ("step_into", "step_over"))[1] >= 20
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_traced_store_keeps_the_other_items(name: str) -> None:
+    program, result = traced(name)
+    _forward_steps_checked(program, result, ("step_over",))
+
+
+def test_the_grammar_keeps_the_items_a_store_leaves() -> None:
+    facts = ProgramFacts.of(Program(source=STORES, entry="tally('ab', {}, [1])"))
+    shown = {"text": "'abca'", "table": "{1: 'x', 'k': 2}", "xs": "[1, 2, 3]", "seen": "{'a': 1, 'b': 1}", "ch": "'a'"}
+
+    def accepted(line: int, locals_text: str, **changes: str) -> bool:
+        prev = State(event="line", line=line, stack=[StackFrame(function="tally", line=line)], locals=shown | changes)
+        return _locals_accepted(facts, prev, 3 if line == 4 else line + 1, locals_text, "step_over")
+
+    def diff(**changes: str) -> str:
+        return fmt._json({"..": "..", **changes})
+
+    def seen(text: str) -> str:
+        return diff(seen=text)
+
+    assert accepted(4, seen("{'a': 2, 'b': 1}"))  # `seen[ch] = ...`: a's value is free
+    assert accepted(4, seen("{'a': [1, (2, 3)], 'b': 1}"))
+    assert not accepted(4, seen("{'a': 2, 'b': 2}"))  # another item changed
+    assert not accepted(4, seen("{'a': 1, 'b': 1, 'aa': 1}"))  # a key made up
+    assert not accepted(4, seen("{'b': 1, 'a': 2}"))  # an old key moved
+    assert not accepted(4, seen("{'a': 2, 1, 'b': 1}"))
+    assert accepted(4, '{"..": ".."}')  # the same value again
+    assert accepted(4, seen("{'a': 1, 'b': 1, 'c': 1}"), ch="'c'")  # a new key goes last
+    assert not accepted(4, seen("{'c': 1, 'a': 1, 'b': 1}"), ch="'c'")
+    assert not accepted(4, '{"..": ".."}', ch="'c'")  # a new key changes the dict
+    assert accepted(4, seen("{'a': 1, 'b': 1, 'c': 1}"), ch="<Key object>")  # not a builtin value: free
+    assert accepted(4, seen("{'b': 1, 'c': 1}"), seen="{'a': 1, 'b': 1, ...")  # a cut dict: free
+
+    def table(text: str) -> str:
+        return diff(table=text)
+
+    assert accepted(6, table("{1: 2, 'k': 2}"))  # `table[True] = ...` stores under the equal key 1
+    assert not accepted(6, table("{1: 'x', 'k': 2, True: 2}"))
+    assert accepted(7, table("{1: 'x', 'k': 5}"))  # `table['k'] += len(xs)`
+    assert accepted(7, '{"..": ".."}', table="{1: 'x'}")  # the key is missing: a KeyError, and the rule is off
+
+    def xs(text: str) -> str:
+        return diff(xs=text)
+
+    assert accepted(8, xs("[1, 2, 2]"))  # `xs[-1] = xs[0] * 2`
+    assert not accepted(8, xs("[2, 2, 3]"))
+    assert accepted(9, xs("[2, 1, 2, 3]"))  # `xs.insert(0, len(seen))`
+    assert not accepted(9, xs("[1, 2, 3, 2]"))
+    assert accepted(10, xs("[1, 2, 'mid', 3]"))  # `xs.insert(-1, 'mid')`
+    assert accepted(11, xs("[1, 2, 3, ['b', 'c']]"))  # `xs.insert(99, ...)`: at the end
+    assert not accepted(11, xs("[1, 2, 3]"))
+    long = "[" + ", ".join(map(str, range(40)))
+    assert accepted(14, diff(big=(long + ", '" + "x" * 60)[:200] + "..."), big=long + "]")  # cut in the new item
+    assert not accepted(14, diff(big=long + ", 'xxxx']"), big=long + ", 40]")

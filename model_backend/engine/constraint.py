@@ -28,6 +28,7 @@ from model_backend.engine.flow import (
     Binding,
     ComprehensionCall,
     ForLoop,
+    ItemStore,
     appended_values,
     call_bindings,
     comprehension_calls,
@@ -35,6 +36,7 @@ from model_backend.engine.flow import (
     frame_ends,
     inert_lines,
     is_generator_def,
+    item_stores,
     line_bindings,
     must_call_lines,
     next_lines,
@@ -129,6 +131,7 @@ class ProgramFacts:
     comprehensions: dict[tuple[int, str], ComprehensionCall] = field(default_factory=dict)
     loops: dict[int, ForLoop] = field(default_factory=dict)  # header line -> `for` loop (flow.for_loops)
     appends: dict[int, tuple[str, ArgumentSource]] = field(default_factory=dict)  # flow.appended_values
+    stores: dict[int, ItemStore] = field(default_factory=dict)  # line -> one item stored (flow.item_stores)
 
     def locals_of(self, function: str | None) -> frozenset[str]:
         """The names a frame of `function` may show among its locals."""
@@ -220,6 +223,7 @@ class ProgramFacts:
             comprehensions={} if dynamic else comprehension_calls(table, tree),
             loops={} if dynamic else for_loops(tree),
             appends=appended_values(tree, Limits().max_repr),
+            stores={} if dynamic else item_stores(tree, Limits().max_repr),
         )
 
 
@@ -558,6 +562,133 @@ class Value:
         return self.inner is not None and self.inner.complete
 
 
+# Where a Spliced string stands in its template: (part, bytes of a fixed part matched, the automaton of
+# a free value being written, or None in a fixed part)
+_Path = tuple[int, int, JsonString | None]
+
+
+@dataclass(frozen=True)
+class Spliced:
+    """A JSON string whose repr is fixed text with, in the gaps, the repr of one value each: a list or a
+    dict after a step that changed one item or added one (the other items as they were). Or that repr
+    as the tracer cuts a long one: its first CUT_REPR characters and `...`.
+
+    `parts` are the fixed texts, JSON-escaped and without quotes, and None for each gap. A gap ends
+    where its value's brackets and quotes are closed and the next fixed text matches; as that is not
+    known in advance, every way through is followed (`paths`)."""
+
+    parts: tuple[bytes | None, ...]
+    paths: frozenset[_Path] = frozenset()
+    phase: int = 0  # 0 before the opening quote, 1 inside, 2 in the cut's "...", 3 closed
+    chars: int = 0  # characters of the repr so far
+    escape: int = 0  # bytes left of a JSON escape (`\n`: 1 after the backslash; `\uXXXX`: 4 after the `u`)
+    dots: int = 0
+
+    @classmethod
+    def of(cls, parts: tuple[str | None, ...]) -> Spliced:
+        escaped = tuple(None if part is None else fmt._json(part)[1:-1].encode() for part in parts)
+        return cls(escaped, cls._settled(escaped, frozenset({(0, 0, None if escaped[0] is not None else _GAP)})))
+
+    @staticmethod
+    def _settled(parts: tuple[bytes | None, ...], paths: frozenset[_Path]) -> frozenset[_Path]:
+        """The paths with every move that takes no byte: past a fixed part's end, or a gap's closed value."""
+        todo, seen = list(paths), set(paths)
+        while todo:
+            index, offset, gap = todo.pop()
+            if index == len(parts):
+                continue
+            part = parts[index]
+            ended = (gap is not None and gap.phase == 1 and gap.length > 0 and not gap.brackets and not gap.quote
+                     ) if part is None else offset == len(part)
+            if ended:
+                following = (index + 1, 0, _GAP if index + 1 < len(parts) and parts[index + 1] is None else None)
+                if following not in seen:
+                    seen.add(following)
+                    todo.append(following)
+        return frozenset(seen)
+
+    def _complete_path(self) -> bool:
+        return any(index == len(self.parts) for index, _, _ in self.paths)
+
+    def feed(self, data: bytes) -> Spliced | None:
+        state: Spliced | None = self
+        for byte in data:
+            if state is None:
+                return None
+            state = state._step(byte)
+        return state
+
+    def _step(self, byte: int) -> Spliced | None:
+        if self.phase == 0:
+            return replace(self, phase=1) if byte == 0x22 else None
+        if self.phase == 2:  # the tracer's cut: `...` and the closing quote
+            if self.dots < 3:
+                return replace(self, dots=self.dots + 1) if byte == 0x2E else None
+            return replace(self, phase=3) if byte == 0x22 else None
+        if self.phase != 1:
+            return None
+        if self.escape == 0 and byte == 0x22:  # the closing quote: the repr is whole
+            return replace(self, phase=3) if self._complete_path() else None
+        starts_char = self.escape == 0 and not 0x80 <= byte < 0xC0
+        if starts_char and self.chars == CUT_REPR:  # a longer repr: the tracer cut it here
+            alive = any(index < len(self.parts) for index, _, _ in self.paths)
+            return replace(self, phase=2, dots=1) if byte == 0x2E and alive else None
+        moved: set[_Path] = set()
+        for index, offset, gap in self.paths:
+            if index == len(self.parts):
+                continue
+            part = self.parts[index]
+            if part is None:
+                assert gap is not None
+                if byte == 0x2C and gap.phase == 1 and not gap.brackets and not gap.quote:
+                    continue  # one value's repr has no comma outside its brackets and quotes
+                fed = gap.feed(bytes([byte]))
+                if fed is not None and fed.phase != 7:
+                    moved.add((index, 0, fed))
+            elif offset < len(part) and part[offset] == byte:
+                moved.add((index, offset + 1, None))
+        if not moved:
+            return None
+        if self.escape:
+            escape = 4 if self.escape == 1 and byte == 0x75 else self.escape - 1
+        else:
+            escape = 1 if byte == 0x5C else 0
+        return replace(self, paths=self._settled(self.parts, frozenset(moved)), chars=self.chars + starts_char,
+                       escape=escape)
+
+    @property
+    def complete(self) -> bool:
+        return self.phase == 3
+
+
+_GAP = JsonString(phase=1, repr_shape=True)  # a gap's value, inside the string already
+
+
+@dataclass(frozen=True)
+class Unlike:
+    """A value that must not be one given text: in a diff, a variable is written only when its value
+    changed (trace_format._locals_text), so never with the value the diff refers to."""
+
+    inner: JsonString | Choice | Spliced
+    excluded: bytes
+    fed: int = 0
+    same: bool = True  # what was fed so far is the start of `excluded`
+
+    def feed(self, data: bytes) -> Unlike | None:
+        inner = self.inner.feed(data)
+        if inner is None:
+            return None
+        fed = self.fed + len(data)
+        same = self.same and self.excluded[self.fed:fed] == data
+        if same and fed == len(self.excluded) and inner.complete:
+            return None
+        return Unlike(inner, self.excluded, fed, same)
+
+    @property
+    def complete(self) -> bool:
+        return self.inner.complete
+
+
 @dataclass(frozen=True)
 class Locals:
     """`{"name": "repr", ...}` with our separators; keys from the program's names, each at most once;
@@ -570,11 +701,17 @@ class Locals:
     # written, except in a diff when it had such a value already (it is in `unchanged`)
     forced: tuple[tuple[bytes, frozenset[bytes]], ...] = ()
     unchanged: frozenset[bytes] = frozenset()
+    # (key, the shape its value must have) pairs: a list or a dict the step changed in one item at most;
+    # unlike a forced key, it may be left out
+    shaped: tuple[tuple[bytes, Spliced], ...] = ()
+    required: frozenset[bytes] = frozenset()  # keys that must be written (a shaped value its old one cannot fit)
+    # (key, JSON of its value) in the locals a diff refers to: a diff names a key only with another value
+    before: tuple[tuple[bytes, bytes], ...] = ()
     unique_keys: bool = False  # see JsonString
     phase: int = 0  # 0 '{', 1 first key or '}', 2 key, 3 ':', 4 ' ', 5 value, 6 ',' or '}', 7 ' ', 8 '"', 9 done
     used: frozenset[bytes] = frozenset()
     key: bytes = b""
-    value: JsonString | Choice | None = None
+    value: JsonString | Choice | Spliced | Unlike | None = None
     count: int = 0
 
     def _key_options(self) -> list[bytes]:
@@ -587,7 +724,8 @@ class Locals:
 
     def _may_close(self) -> bool:
         """Whether `}` may come: the forced keys written (in a diff, if the value changed)."""
-        return all(key in self.used or (key in self.unchanged and b".." in self.used) for key, _ in self.forced)
+        return self.required <= self.used and all(
+            key in self.used or (key in self.unchanged and b".." in self.used) for key, _ in self.forced)
 
     def feed(self, data: bytes) -> Locals | None:
         s: Locals | None = self
@@ -626,11 +764,15 @@ class Locals:
                 if self.key not in self._key_options():
                     return None
                 forced = dict(self.forced).get(self.key)
-                value: JsonString | Choice = (
+                shaped = dict(self.shaped).get(self.key)
+                plain: JsonString | Choice | Spliced = (
                     Choice(frozenset({b'".."'})) if self.key == b".." else
-                    Choice(forced) if forced is not None
+                    Choice(forced) if forced is not None else
+                    shaped if shaped is not None
                     else JsonString(repr_shape=True, unique_keys=self.unique_keys)
                 )
+                old = dict(self.before).get(self.key) if b".." in self.used else None
+                value = Unlike(plain, old) if old is not None else plain
                 return replace(self, phase=3, used=self.used | {self.key}, value=value)
             key = self.key + bytes([byte])
             return replace(self, key=key) if any(k.startswith(key) for k in self._key_options()) else None
@@ -790,7 +932,7 @@ def _entries_to_end(facts: ProgramFacts, final_line: int) -> dict[str, int]:
     return needed
 
 
-Slot = Choice | JsonString | Value | Locals | Stack
+Slot = Choice | JsonString | Value | Locals | Stack | Spliced
 
 
 # ---- the frame grammar ---------------------------------------------------------------------------
@@ -853,6 +995,62 @@ def shown_elements(text: str) -> tuple[list[str], bool] | None:
     if text != opener + ", ".join(elements) + closer:  # type: ignore[arg-type]
         return None
     return elements, not isinstance(node, ast.Tuple)  # type: ignore[return-value]
+
+
+def _store_parts(store: ItemStore, shown: dict[str, str]) -> tuple[str | None, ...] | None:
+    """The repr of `store.container` after the store, as fixed texts around one gap (None) for the
+    item's new value: from its shown repr (a whole list, or a whole dict of literal keys) and the key's.
+    None where the values do not tell: a value cut or not of the right type, an index out of range, a
+    key not there for an augmented store."""
+    before = shown[store.container]
+    try:
+        node = safe_ast.parse(before, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    key = None
+    if store.key is not None:
+        text = shown.get(store.key[1]) if store.key[0] == "name" else store.key[1]
+        try:
+            key = ast.literal_eval(text) if text is not None and IMMUTABLE_REPR.fullmatch(text) else None
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+        if key is None:
+            return None
+    if isinstance(node, ast.List):
+        elements = shown_elements(before)
+        if elements is None:
+            return None
+        items, count = elements[0], len(elements[0])
+        if store.kind == "append":
+            return ("[" + "".join(f"{item}, " for item in items), None, "]")
+        if not isinstance(key, int):
+            return None
+        position = int(key)
+        if store.kind == "insert":  # list.insert's clamping
+            position = min(max(position + count if position < 0 else position, 0), count)
+            rest = items[position:]
+        elif -count <= position < count:
+            position %= count
+            rest = items[position + 1:]
+        else:
+            return None  # an IndexError
+        return ("[" + "".join(f"{item}, " for item in items[:position]), None, "".join(f", {item}" for item in rest) + "]")
+    if not isinstance(node, ast.Dict) or store.kind != "item" or None in node.keys:
+        return None
+    entries = [(_literal_text(before, k), _literal_text(before, v)) for k, v in zip(node.keys, node.values, strict=True)]  # type: ignore[arg-type]
+    if any(k is None or v is None for k, v in entries) or before != "{" + ", ".join(f"{k}: {v}" for k, v in entries) + "}":
+        return None
+    written = [f"{k}: {v}" for k, v in entries]
+    try:
+        index = next((i for i, (k, _) in enumerate(entries) if ast.literal_eval(k) == key), None)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    if index is None:
+        if store.augmented:
+            return None  # a KeyError
+        return ("{" + "".join(f"{entry}, " for entry in written) + repr(key) + ": ", None, "}")
+    return ("{" + "".join(f"{entry}, " for entry in written[:index]) + f"{entries[index][0]}: ", None,
+            "".join(f", {entry}" for entry in written[index + 1:]) + "}")
 
 
 def _literal_text(text: str, node: ast.expr) -> str | None:
@@ -999,7 +1197,7 @@ class FrameConstraint:
                 # only the loop's variables can change, and only when it takes an element
                 assert self.prev is not None
                 shown = self.prev.locals
-                return Locals(keys=keys, diff_allowed=self._diff_allowed(),
+                return Locals(keys=keys, diff_allowed=self._diff_allowed(), before=self._diff_base(),
                               diff_keys=frozenset(k for k in keys if k.startswith(b"__"))
                               | {name.encode() for name, _ in step.bindings},
                               forced=tuple((name.encode(), frozenset(fmt._json(v).encode() for v in values))
@@ -1008,9 +1206,12 @@ class FrameConstraint:
                               unique_keys=facts.unique_keys)
             forced, unchanged = self._forced_value(keys if diff_keys is None else diff_keys)
             pairs = (forced,) if forced is not None else self._call_arguments(keys) or self._comprehension_start(keys)
-            return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys,
+            shaped = self._item_store(keys if diff_keys is None else diff_keys) if forced is None else None
+            return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys, before=self._diff_base(),
                           forced=tuple((key, frozenset({value})) for key, value in pairs),
                           unchanged=frozenset({forced[0]}) if forced is not None and unchanged else frozenset(),
+                          shaped=(shaped,) if shaped is not None else (),
+                          required=frozenset({shaped[0]}) if shaped is not None and not self._fits_before(*shaped) else frozenset(),
                           unique_keys=facts.unique_keys)
         if kind == "value":
             returned = self._returned_value()
@@ -1370,12 +1571,41 @@ class FrameConstraint:
         after = f"{before[:-1]}{', ' if before != '[]' else ''}{text}]"
         return (name, after) if len(after) <= Limits().max_repr else None
 
+    def _item_store(self, keys: frozenset[bytes]) -> tuple[bytes, Spliced] | None:
+        """After a step within the frame (to a line or its return) from a line that only stores one item
+        of a list or a dict (flow.item_stores), with every variable the line reads holding a builtin
+        value: the shape of that list or dict, the same but for the one item (`_store_parts`)."""
+        if self.event not in ("line", "return") or not self._step_from_line() or self.stack_written:
+            return None
+        prev = self.prev
+        assert prev is not None and prev.line is not None
+        store = self.facts.stores.get(prev.line)
+        if (store is None or store.container.encode() not in keys or prev.stack[-1].function in self.facts.suspending
+                or not all(_builtin_value(prev.locals.get(name)) for name in store.reads)):
+            return None
+        parts = _store_parts(store, prev.locals)
+        return (store.container.encode(), Spliced.of(parts)) if parts is not None else None
+
+    def _fits_before(self, key: bytes, shape: Spliced) -> bool:
+        """Whether the variable's value before the step fits the shape: if not (a key added, an item
+        inserted), the step changed it, and a diff must name it."""
+        assert self.prev is not None
+        fed = shape.feed(fmt._json(self.prev.locals[key.decode()]).encode())
+        return fed is not None and fed.complete
+
     def _frame_function(self) -> str | None:
         """The frame's function: from its stack, or the previous frame's when the stack was left out."""
         if self.stack_written:
             return self.function
         prev = self.prev
         return prev.stack[-1].function if prev is not None and prev.exit is None and prev.stack else None
+
+    def _diff_base(self) -> tuple[tuple[bytes, bytes], ...]:
+        """The values a diff refers to (the previous state's locals), as JSON; empty where no diff may come."""
+        if not self._diff_allowed():
+            return ()
+        assert self.prev is not None
+        return tuple((name.encode(), fmt._json(value).encode()) for name, value in self.prev.locals.items())
 
     def _diff_allowed(self) -> bool:
         prev = self.prev

@@ -1018,3 +1018,127 @@ def appended_values(tree: ast.Module, max_repr: int) -> dict[int, tuple[str, Arg
                 found[node.lineno] = (func.value.id, ("literal", text))
     return found
 
+
+
+# Methods that leave the object they are called on as it was, whichever builtin type it has (str, list,
+# tuple, dict, set): in a program without classes, the only other objects are the standard library's.
+_READING_METHODS = frozenset({
+    "count", "index", "find", "rfind", "rindex", "startswith", "endswith", "lower", "upper", "strip", "lstrip",
+    "rstrip", "split", "rsplit", "splitlines", "join", "replace", "title", "capitalize", "swapcase", "casefold",
+    "zfill", "center", "ljust", "rjust", "partition", "rpartition", "removeprefix", "removesuffix", "isdigit",
+    "isalpha", "isalnum", "isspace", "islower", "isupper", "istitle", "isdecimal", "isnumeric", "isidentifier",
+    "get", "keys", "values", "items", "copy", "union", "intersection", "difference", "symmetric_difference",
+    "issubset", "issuperset", "isdisjoint",
+})
+_STORE_BUILTINS = _READING_BUILTINS | {"range", "ord", "chr", "round", "divmod"}
+_COMPREHENSION_NODES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+@dataclass(frozen=True)
+class ItemStore:
+    """A line that changes one item of a list or a dict, or adds one, and nothing else (see item_stores)."""
+
+    container: str  # the variable whose list or dict it changes
+    kind: str  # "item": `container[key] = ...` (or `op=`); "append": `container.append(...)`; "insert"
+    key: ArgumentSource  # "item": the key or index (a variable, or a literal's repr); "insert": the position
+    augmented: bool  # `container[key] op= ...`: the key must be there already (else a KeyError or IndexError)
+    reads: frozenset[str]  # the variables the line reads: each must hold a value of the builtin types
+
+
+def _reads_only(node: ast.expr, builtins: frozenset[str], bound: set[str]) -> frozenset[str] | None:
+    """The variables an expression reads, where evaluating it on values of the builtin types runs no code
+    of the program and changes no object: inert parts (_INERT_NODES), calls of reading builtins and of
+    reading methods (_READING_METHODS), and comprehensions over such parts. None for anything else (a
+    call of the program's functions, a method that may change its object, `:=`, a lambda, a builtin
+    other than a reading one, such as `next`, passed as a value)."""
+    reads: set[str] = set()
+
+    def visit(part: ast.AST, hidden: frozenset[str]) -> bool:
+        if isinstance(part, _COMPREHENSION_NODES):
+            for generator in part.generators:
+                if generator.is_async or not visit(generator.iter, hidden):
+                    return False
+                hidden = hidden | {n.id for n in ast.walk(generator.target) if isinstance(n, ast.Name)}
+                if not all(isinstance(n, ast.Name | ast.Tuple | ast.List | ast.expr_context) for n in ast.walk(generator.target)):
+                    return False
+                if not all(visit(condition, hidden) for condition in generator.ifs):
+                    return False
+            results = [part.key, part.value] if isinstance(part, ast.DictComp) else [part.elt]
+            return all(visit(result, hidden) for result in results)
+        if isinstance(part, ast.Call):
+            func = part.func
+            if isinstance(func, ast.Name):
+                if func.id not in builtins:
+                    return False
+            elif not (isinstance(func, ast.Attribute) and func.attr in _READING_METHODS and visit(func.value, hidden)):
+                return False
+            arguments = [a.value if isinstance(a, ast.Starred) else a for a in part.args]
+            return all(visit(a, hidden) for a in [*arguments, *(k.value for k in part.keywords)])
+        if not isinstance(part, _INERT_NODES):
+            return False
+        if isinstance(part, ast.Name | ast.Subscript | ast.List | ast.Tuple) and not isinstance(part.ctx, ast.Load):
+            return False
+        if isinstance(part, ast.Dict) and None in part.keys:
+            return False
+        if isinstance(part, ast.Name) and part.id not in hidden:
+            if part.id in bound:
+                reads.add(part.id)
+            elif part.id not in builtins:
+                return False
+        return all(visit(child, hidden) for child in ast.iter_child_nodes(part))
+
+    return frozenset(reads) if visit(node, frozenset()) else None
+
+
+def _store_key(node: ast.expr, max_repr: int) -> ArgumentSource:
+    """A key or an index written as a variable or an immutable literal; None for anything else."""
+    if isinstance(node, ast.Name):
+        return ("name", node.id)
+    text = _immutable_literal(node, max_repr)
+    return ("literal", text) if text is not None else None
+
+
+def item_stores(tree: ast.Module, max_repr: int) -> dict[int, ItemStore]:
+    """Line -> the store, for lines that hold nothing but `NAME[KEY] = EXPR`, `NAME[KEY] op= EXPR`,
+    `NAME.append(EXPR)` or `NAME.insert(INT, EXPR)`, with KEY a variable or an immutable literal and EXPR
+    an expression that reads only (_reads_only). Where every variable the line reads holds a value of the
+    builtin types, nothing runs but the store itself: after a step from the line within its frame, a list
+    or a dict NAME showed whole is the same but for one item, whose value is free (model_backend/engine/
+    constraint.py builds that shape). Empty for a program that defines a class (an instance's methods and
+    operators are the program's code) or where NAME is shared with other frames (`global`, `nonlocal`)."""
+    if _defines_a_class(tree):
+        return {}
+    bound = _bound_names(tree)
+    builtins = frozenset(_STORE_BUILTINS - bound)
+    starts = _statements_per_line(tree)
+    shared = shared_names(tree)
+    found: dict[int, ItemStore] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt) or node.lineno != node.end_lineno or starts.get(node.lineno) != 1:
+            continue
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else (
+            node.target if isinstance(node, ast.AugAssign) else None)
+        store: tuple[str, str, ArgumentSource, ast.expr] | None = None
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and not isinstance(target.slice, ast.Slice):
+            assert isinstance(node, ast.Assign | ast.AugAssign)
+            store = (target.value.id, "item", _store_key(target.slice, max_repr), node.value)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and not node.value.keywords:
+            call = node.value
+            func = call.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                if func.attr == "append" and len(call.args) == 1:
+                    store = (func.value.id, "append", None, call.args[0])
+                elif func.attr == "insert" and len(call.args) == 2:
+                    position = _immutable_literal(call.args[0], max_repr)
+                    if position is not None and position.lstrip("-").isdigit():
+                        store = (func.value.id, "insert", ("literal", position), call.args[1])
+        if store is None:
+            continue
+        container, kind, key, value = store
+        reads = _reads_only(value, builtins, bound)
+        if container in shared or reads is None or (kind == "item" and key is None):
+            continue
+        key_reads = {key[1]} if key is not None and key[0] == "name" else set()
+        found[node.lineno] = ItemStore(container, kind, key, isinstance(node, ast.AugAssign),
+                                       reads | key_reads | {container})
+    return found
