@@ -863,6 +863,19 @@ def test_the_grammar_names_the_element_a_loop_takes() -> None:
     assert not accepted(ranged, at(10, i="1"), line(10, '{"..": "..", "i": "2"}'))
 
 
+def test_a_diff_offers_no_variable_the_step_left_as_it_was() -> None:
+    """A loop that starts again at the value its variable holds: in a diff, the variable cannot be
+    written (its only value is the old one), so the grammar does not offer its name (a dead end)."""
+    facts = ProgramFacts.of(Program(source=LOOPS, entry="count(['ab'], {}, 2)"))
+    shown = {"words": "['ab', 'cd']", "table": "{}", "n": "2", "seen": "[]", "total": "0", "word": "'ab'"}
+    header = State(event="line", line=4, stack=[StackFrame(function="count", line=4)], locals=shown)
+    before = State(event="line", line=3, stack=[StackFrame(function="count", line=3)], locals=shown)
+    constraint = FrameConstraint(facts, header, False, "step_over", ((before, "step_over"),))
+    constraint.push_frame_text(f"{fmt.EVENT_TOKENS[(False, 'line')]}{fmt.LINENO}5{fmt.ARG}")
+    assert constraint.accepts_text(b'{"..": ".."}')
+    assert not constraint.accepts_text(b'{"..": "..", "')
+
+
 def test_the_lines_that_append_a_name_or_a_literal() -> None:
     from model_backend.engine.flow import appended_values
 

@@ -157,6 +157,23 @@ def test_a_frame_that_fails_to_parse_gives_an_error_state(trained_model: LoadedM
     assert engine.step(Action(kind="step_into")).error is None  # the session goes on
 
 
+def test_a_grammar_that_allows_no_token_gives_an_error_state(trained_model: LoadedModel,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dead end of the decoding grammar (a rule that leaves no token) fails the frame, not the engine."""
+    from model_backend.engine.constraint import FrameConstraint
+
+    program, _ = traced("early_return")
+    engine = NeuralEngine(trained_model)
+    start = engine.start(program)
+    monkeypatch.setattr(FrameConstraint, "accepts_text", lambda self, data: False)
+    monkeypatch.setattr(FrameConstraint, "allowed_specials", lambda self: [])
+    state = engine.step(Action(kind="step_into"))
+    assert state.error is not None and "prediction failed" in state.error
+    assert state.line == start.line
+    monkeypatch.undo()
+    assert engine.step(Action(kind="step_into")).error is None
+
+
 def test_sampled_predictions_depend_on_the_request_not_on_torchs_global_seed(random_model: LoadedModel) -> None:
     """Samples (and the retry after a frame that fails to parse) are seeded by the prompt, as the vLLM
     engine seeds them, so a session can be replayed and both engines make the same draws."""

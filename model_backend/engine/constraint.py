@@ -715,12 +715,17 @@ class Locals:
     count: int = 0
 
     def _key_options(self) -> list[bytes]:
-        options = [k for k in self.keys if k not in self.used]
+        options = [k for k in self.keys if k not in self.used and not self._only_old_value(k)]
         if self.diff_keys is not None and b".." in self.used:
             options = [k for k in options if k in self.diff_keys]
         if self.diff_allowed and self.count == 0:
             options.append(b"..")
         return options
+
+    def _only_old_value(self, key: bytes) -> bool:
+        """In a diff, a key forced to the value the diff refers to: it cannot be written (Unlike)."""
+        forced = dict(self.forced).get(key)
+        return forced is not None and b".." in self.used and forced <= {dict(self.before).get(key)}
 
     def _may_close(self) -> bool:
         """Whether `}` may come: the forced keys written (in a diff, if the value changed)."""

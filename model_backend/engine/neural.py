@@ -369,7 +369,11 @@ class NeuralEngine(StepwiseEngine):
                 yield from self._feed_steps(forced)
                 continue
             assert self.last_logits is not None
-            yield from self._feed_steps([decoder.choose(self.last_logits)])
+            try:
+                token = decoder.choose(self.last_logits)
+            except EngineError:  # the grammar left no token (a rule's dead end): this frame fails, not the engine
+                return None
+            yield from self._feed_steps([token])
         return None
 
 
