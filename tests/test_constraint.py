@@ -47,18 +47,22 @@ def test_grammar_accepts_every_serialized_frame(name: str) -> None:
                 prev, taken = state, action.kind if action is not None else None
 
 
-@pytest.mark.parametrize("name", ["nested_calls", "class_inheritance", "generator_yield_from", "module_script"])
+@pytest.mark.parametrize("name", ["nested_calls", "class_inheritance", "generator_yield_from", "module_script",
+                                  "list_dict_methods", "bubble_sort", "matrix_nested_loops"])
 def test_random_paths_through_the_grammar_always_parse(name: str) -> None:
     program, result = traced(name)
     facts = ProgramFacts.of(program)
     steps = sample_forward(program, result, random.Random(1))
     pieces = [bytes([b]) for b in range(32, 127)] + [b'"', b'", ', b'{"', b'": "', b"12", b'"..": ".."', b"}"]
     rng = random.Random(0)
-    for _ in range(60):
-        prev = steps[rng.randrange(len(steps))][0] if rng.random() < 0.7 else None
+    for _ in range(80):
+        at = rng.randrange(len(steps))
+        prev = steps[at][0] if rng.random() < 0.7 else None
         inverse = rng.random() < 0.3
-        action = rng.choice([None, "step_into", "step_over", "step_return"]) if not inverse else None
-        constraint, out = FrameConstraint(facts, prev, inverse, action), fmt.FRAME
+        action = rng.choice([None, "step_into", "step_over", "step_over", "step_return"]) if not inverse else None
+        # the forward steps that led to prev, for the rules that read them (a loop's passes)
+        trail = tuple((state, taken.kind) for state, taken in steps[:at] if taken is not None) if prev else ()
+        constraint, out = FrameConstraint(facts, prev, inverse, action, trail), fmt.FRAME
         for _ in range(3000):
             if constraint.done:
                 break

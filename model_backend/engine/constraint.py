@@ -665,31 +665,6 @@ _GAP = JsonString(phase=1, repr_shape=True)  # a gap's value, inside the string 
 
 
 @dataclass(frozen=True)
-class Unlike:
-    """A value that must not be one given text: in a diff, a variable is written only when its value
-    changed (trace_format._locals_text), so never with the value the diff refers to."""
-
-    inner: JsonString | Choice | Spliced
-    excluded: bytes
-    fed: int = 0
-    same: bool = True  # what was fed so far is the start of `excluded`
-
-    def feed(self, data: bytes) -> Unlike | None:
-        inner = self.inner.feed(data)
-        if inner is None:
-            return None
-        fed = self.fed + len(data)
-        same = self.same and self.excluded[self.fed:fed] == data
-        if same and fed == len(self.excluded) and inner.complete:
-            return None
-        return Unlike(inner, self.excluded, fed, same)
-
-    @property
-    def complete(self) -> bool:
-        return self.inner.complete
-
-
-@dataclass(frozen=True)
 class Locals:
     """`{"name": "repr", ...}` with our separators; keys from the program's names, each at most once;
     the diff marker `"..": ".."` only where a diff is allowed, and only first."""
@@ -705,27 +680,20 @@ class Locals:
     # unlike a forced key, it may be left out
     shaped: tuple[tuple[bytes, Spliced], ...] = ()
     required: frozenset[bytes] = frozenset()  # keys that must be written (a shaped value its old one cannot fit)
-    # (key, JSON of its value) in the locals a diff refers to: a diff names a key only with another value
-    before: tuple[tuple[bytes, bytes], ...] = ()
     unique_keys: bool = False  # see JsonString
     phase: int = 0  # 0 '{', 1 first key or '}', 2 key, 3 ':', 4 ' ', 5 value, 6 ',' or '}', 7 ' ', 8 '"', 9 done
     used: frozenset[bytes] = frozenset()
     key: bytes = b""
-    value: JsonString | Choice | Spliced | Unlike | None = None
+    value: JsonString | Choice | Spliced | None = None
     count: int = 0
 
     def _key_options(self) -> list[bytes]:
-        options = [k for k in self.keys if k not in self.used and not self._only_old_value(k)]
+        options = [k for k in self.keys if k not in self.used]
         if self.diff_keys is not None and b".." in self.used:
             options = [k for k in options if k in self.diff_keys]
         if self.diff_allowed and self.count == 0:
             options.append(b"..")
         return options
-
-    def _only_old_value(self, key: bytes) -> bool:
-        """In a diff, a key forced to the value the diff refers to: it cannot be written (Unlike)."""
-        forced = dict(self.forced).get(key)
-        return forced is not None and b".." in self.used and forced <= {dict(self.before).get(key)}
 
     def _may_close(self) -> bool:
         """Whether `}` may come: the forced keys written (in a diff, if the value changed)."""
@@ -770,14 +738,12 @@ class Locals:
                     return None
                 forced = dict(self.forced).get(self.key)
                 shaped = dict(self.shaped).get(self.key)
-                plain: JsonString | Choice | Spliced = (
+                value: JsonString | Choice | Spliced = (
                     Choice(frozenset({b'".."'})) if self.key == b".." else
                     Choice(forced) if forced is not None else
                     shaped if shaped is not None
                     else JsonString(repr_shape=True, unique_keys=self.unique_keys)
                 )
-                old = dict(self.before).get(self.key) if b".." in self.used else None
-                value = Unlike(plain, old) if old is not None else plain
                 return replace(self, phase=3, used=self.used | {self.key}, value=value)
             key = self.key + bytes([byte])
             return replace(self, key=key) if any(k.startswith(key) for k in self._key_options()) else None
@@ -1202,7 +1168,7 @@ class FrameConstraint:
                 # only the loop's variables can change, and only when it takes an element
                 assert self.prev is not None
                 shown = self.prev.locals
-                return Locals(keys=keys, diff_allowed=self._diff_allowed(), before=self._diff_base(),
+                return Locals(keys=keys, diff_allowed=self._diff_allowed(),
                               diff_keys=frozenset(k for k in keys if k.startswith(b"__"))
                               | {name.encode() for name, _ in step.bindings},
                               forced=tuple((name.encode(), frozenset(fmt._json(v).encode() for v in values))
@@ -1212,7 +1178,7 @@ class FrameConstraint:
             forced, unchanged = self._forced_value(keys if diff_keys is None else diff_keys)
             pairs = (forced,) if forced is not None else self._call_arguments(keys) or self._comprehension_start(keys)
             shaped = self._item_store(keys if diff_keys is None else diff_keys) if forced is None else None
-            return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys, before=self._diff_base(),
+            return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys,
                           forced=tuple((key, frozenset({value})) for key, value in pairs),
                           unchanged=frozenset({forced[0]}) if forced is not None and unchanged else frozenset(),
                           shaped=(shaped,) if shaped is not None else (),
@@ -1604,13 +1570,6 @@ class FrameConstraint:
             return self.function
         prev = self.prev
         return prev.stack[-1].function if prev is not None and prev.exit is None and prev.stack else None
-
-    def _diff_base(self) -> tuple[tuple[bytes, bytes], ...]:
-        """The values a diff refers to (the previous state's locals), as JSON; empty where no diff may come."""
-        if not self._diff_allowed():
-            return ()
-        assert self.prev is not None
-        return tuple((name.encode(), fmt._json(value).encode()) for name, value in self.prev.locals.items())
 
     def _diff_allowed(self) -> bool:
         prev = self.prev
