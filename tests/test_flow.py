@@ -724,10 +724,11 @@ def test_the_elements_a_shown_value_iterates() -> None:
         assert shown_elements(text) is None, text
 
 
-def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ...]) -> tuple[int, int]:
+def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ...]) -> dict[str, int]:
     """Walk the trace with each action from every state a step_into walk reaches, and check that the
     grammar, told the steps that led there, accepts the true frame after each step; how many of those
-    steps the loop rule governed (steps from a loop's header), and how many the item-store rule did."""
+    steps the loop rule governed (steps from a loop's header), the item-store rule, and the rule for a
+    return to the caller."""
     from model_backend.mdp import TraceMDP
     from model_backend.state import Action
 
@@ -736,7 +737,7 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
     walk = [mdp.start_position()]
     while walk[-1] != mdp.exit_position and len(walk) < 2000:
         walk.append(mdp.step(walk[-1], Action(kind="step_into"))[0])
-    governed = stores = 0
+    governed = stores = returns = 0
     keys = frozenset(name.encode() for name in facts.names)
     states = [mdp.state(position) for position in walk]
     for index, position in enumerate(walk[1:], 1):
@@ -752,7 +753,8 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
             constraint.push_frame_text(fmt.frame_target(state, prev, False)[len(fmt.FRAME):])
             assert constraint.done, (prev.line, action)
             stores += constraint._item_store(keys) is not None
-    return governed, stores
+            returns += bool(constraint._caller_after_return(keys))
+    return {"loops": governed, "stores": stores, "returns": returns}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -786,7 +788,7 @@ def test_a_program_traced_here_takes_the_elements_its_loops_name() -> None:
     program = Program(source=source, entry="main()")
     result = run_trace(program)
     assert result.exit == "normal"
-    assert _forward_steps_checked(program, result, ("step_into", "step_over"))[0] >= 40
+    assert _forward_steps_checked(program, result, ("step_into", "step_over"))["loops"] >= 40
 
 
 def test_the_grammar_names_the_element_a_loop_takes() -> None:
@@ -931,7 +933,7 @@ def test_a_program_traced_here_keeps_the_items_a_store_leaves() -> None:
     program = Program(source=STORES, entry="tally('abca', {1: 'x', 'k': 2}, [1, 2, 3])")
     result = run_trace(program)
     assert result.exit == "normal"
-    assert _forward_steps_checked(program, result, ("step_into", "step_over"))[1] >= 20
+    assert _forward_steps_checked(program, result, ("step_into", "step_over"))["stores"] >= 20
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -988,3 +990,89 @@ def test_the_grammar_keeps_the_items_a_store_leaves() -> None:
     long = "[" + ", ".join(map(str, range(40)))
     assert accepted(14, diff(big=(long + ", '" + "x" * 60)[:200] + "..."), big=long + "]")  # cut in the new item
     assert not accepted(14, diff(big=long + ", 'xxxx']"), big=long + ", 40]")
+
+
+RETURNS = """\
+total = 0
+
+
+class Box:
+    def __init__(self, n):
+        self.n = n
+
+
+def bump(k):
+    global total
+    total += k
+    return k + 1
+
+
+def digits(text, depth):
+    if not text:
+        return depth
+    head = text[0]
+    rest = digits(text[1:], depth + 1)
+    box = Box(rest)
+    shown = bump(rest) + len(head)
+    size = bump(len(head))
+    return box.n + size + shown
+
+
+def outer(word):
+    count = 0
+
+    def inner(x):
+        nonlocal count
+        count += x
+        return count
+
+    first = inner(2)
+    again = inner(len(word))
+    grid = [[k for k in range(2)] for _ in range(3)]
+    return first + again + digits(word, 0) + len(grid)
+"""
+
+
+def test_the_lines_that_only_bind_a_call_result() -> None:
+    from model_backend.engine.flow import call_results
+
+    assert call_results(ast.parse(RETURNS)) == {
+        19: ("rest", "digits"), 20: ("box", "Box"), 22: ("size", "bump"), 34: ("first", "inner"), 35: ("again", "inner"),
+    }  # not 21 (the call's result is added to), 11 (`total += k` holds no call)
+
+
+def test_a_program_traced_here_returns_to_callers_that_kept_their_values() -> None:
+    """Recursion (each caller keeps its own `text` and `depth`), a class's `__init__` (whose None is not
+    what `box` gets), a callee that rebinds a global and one that rebinds its caller's variable through
+    `nonlocal` (the rule must leave `total` and `count` free), and a comprehension that goes on binding
+    `_` on its line after the inner one returns (the rule is off for comprehension frames)."""
+    program = Program(source=RETURNS, entry="outer('abc')")
+    result = run_trace(program)
+    assert result.exit == "normal"
+    assert _forward_steps_checked(program, result, ("step_into", "step_over"))["returns"] >= 8
+
+
+def test_the_grammar_restores_what_a_caller_held_before_the_call() -> None:
+    facts = ProgramFacts.of(Program(source=RETURNS, entry="outer('ab')"))
+    caller = State(event="line", line=19, stack=[StackFrame(function="outer", line=37), StackFrame(function="digits", line=19)],
+                   locals={"text": "'ab'", "depth": "0", "head": "'a'"})
+    inside = State(event="line", line=16, stack=[*caller.stack, StackFrame(function="digits", line=16)],
+                   locals={"text": "'b'", "depth": "1"})
+    returning = State(event="return", line=23, stack=[*caller.stack, StackFrame(function="digits", line=23)],
+                      locals={"text": "'b'", "depth": "1", "rest": "2", "head": "'b'"}, value="7")
+
+    def accepted(locals_text: str, trail: tuple[State, ...] = (caller, inside)) -> bool:
+        constraint = FrameConstraint(facts, returning, False, "step_over", tuple((state, "step_into") for state in trail))
+        frame = (f"{fmt.EVENT_TOKENS[(False, 'line')]}{fmt.LINENO}20{fmt.STACK}"
+                 f'[["outer", 37], ["digits", 20]]{fmt.ARG}{locals_text}{fmt.SRC}{facts.lines[20]}{fmt.END_OF_FRAME}')
+        try:
+            constraint.push_frame_text(frame)
+        except ValueError:
+            return False
+        return constraint.done
+
+    assert accepted('{"text": "\'ab\'", "depth": "0", "head": "\'a\'", "rest": "7"}')
+    assert not accepted('{"text": "\'b\'", "depth": "0", "head": "\'a\'", "rest": "7"}')  # the callee's text
+    assert not accepted('{"text": "\'ab\'", "depth": "0", "head": "\'a\'", "rest": "2"}')  # not what it returned
+    assert not accepted('{"text": "\'ab\'", "depth": "0", "rest": "7"}')  # a variable left out
+    assert accepted('{"text": "\'b\'", "depth": "5", "rest": "2"}', trail=(inside,))  # the caller's call not in the trail

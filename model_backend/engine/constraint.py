@@ -31,6 +31,7 @@ from model_backend.engine.flow import (
     ItemStore,
     appended_values,
     call_bindings,
+    call_results,
     comprehension_calls,
     for_loops,
     frame_ends,
@@ -132,6 +133,8 @@ class ProgramFacts:
     loops: dict[int, ForLoop] = field(default_factory=dict)  # header line -> `for` loop (flow.for_loops)
     appends: dict[int, tuple[str, ArgumentSource]] = field(default_factory=dict)  # flow.appended_values
     stores: dict[int, ItemStore] = field(default_factory=dict)  # line -> one item stored (flow.item_stores)
+    # line -> (name, function) where the line is only `name = function(...)` (flow.call_results)
+    call_results: dict[int, tuple[str, str]] = field(default_factory=dict)
 
     def locals_of(self, function: str | None) -> frozenset[str]:
         """The names a frame of `function` may show among its locals."""
@@ -224,6 +227,7 @@ class ProgramFacts:
             loops={} if dynamic else for_loops(tree),
             appends=appended_values(tree, Limits().max_repr),
             stores={} if dynamic else item_stores(tree, Limits().max_repr),
+            call_results=call_results(tree),
         )
 
 
@@ -1082,6 +1086,7 @@ class FrameConstraint:
     event: str | None = None
     line: int | None = None
     stack_written: bool = False
+    stack_depth: int = 0  # the entries of a written stack
     function: str | None = None  # the frame's function, once a written stack has named it
     done: bool = False
 
@@ -1140,6 +1145,7 @@ class FrameConstraint:
             self.line = int(self.slot.prefix)
         if self.slot_kind == "stack" and isinstance(self.slot, Stack):
             self.function = self.slot.last_function.decode("utf-8", "replace")
+            self.stack_depth = self.slot.count
         self.position = next(
             i for i in range(self.position + 1, len(self.elements)) if self.elements[i].token == token
         )
@@ -1176,7 +1182,8 @@ class FrameConstraint:
                               unchanged=frozenset(name.encode() for name, values in step.bindings if shown.get(name) in values),
                               unique_keys=facts.unique_keys)
             forced, unchanged = self._forced_value(keys if diff_keys is None else diff_keys)
-            pairs = (forced,) if forced is not None else self._call_arguments(keys) or self._comprehension_start(keys)
+            pairs = (forced,) if forced is not None else (
+                self._call_arguments(keys) or self._comprehension_start(keys) or self._caller_after_return(keys))
             shaped = self._item_store(keys if diff_keys is None else diff_keys) if forced is None else None
             return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys,
                           forced=tuple((key, frozenset({value})) for key, value in pairs),
@@ -1489,6 +1496,44 @@ class FrameConstraint:
         if iterator is not None:
             shown[".0"] = f"<{iterator} object>"
         return tuple((name.encode(), fmt._json(text).encode()) for name, text in shown.items() if name.encode() in keys)
+
+    def _caller_after_return(self, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
+        """After step_into or step_over from a return event to a line or the return of the frame that
+        called it: the caller's variables that held a number, a string, a bool or None at the line event
+        of the call (the last state of the caller in the trail) and that neither the line nor a call can
+        rebind, with those values (a callee cannot rebind its caller's locals but through `global` or
+        `nonlocal`); and for a line that is only `NAME = callee(...)`, NAME with the value returned. As
+        (key, JSON) pairs; empty where the rule does not apply."""
+        prev = self.prev
+        if (prev is None or prev.event != "return" or self.inverse or self.action not in ("step_into", "step_over")
+                or self.event not in ("line", "return") or len(prev.stack) < 2 or not self.stack_written
+                or self.stack_depth != len(prev.stack) - 1 or self.function != prev.stack[-2].function
+                or self.function in EXPRESSION_FRAMES):  # a comprehension goes on binding its variables on its line
+            return ()
+        caller = self._caller_at_call(prev)
+        if caller is None or caller.line is None:
+            return ()
+        bound = self.facts.binds.get(caller.line)
+        if bound is None:
+            return ()
+        kept = {name: value for name, value in caller.locals.items()
+                if IMMUTABLE_REPR.fullmatch(value) and name not in bound and name not in self.facts.shared}
+        result = self.facts.call_results.get(caller.line)
+        if result is not None and result[1] == prev.stack[-1].function and prev.value is not None:
+            kept[result[0]] = prev.value
+        return tuple((name.encode(), fmt._json(value).encode()) for name, value in kept.items() if name.encode() in keys)
+
+    def _caller_at_call(self, returning: State) -> State | None:
+        """The caller's line event from which the call that `returning` returns from was made: the last
+        state of the trail outside that call, if it is the caller's line event on the calling line."""
+        outer = returning.stack[:-1]
+        for state, _ in reversed(self.trail):
+            if state.exit is not None:
+                return None
+            if len(state.stack) > len(outer) and state.stack[:len(outer)] == outer:
+                continue  # inside the call
+            return state if state.event == "line" and state.stack == outer else None
+        return None
 
     def _returned_value(self) -> bytes | None:
         """After a step from a line that is only `return name` to the frame's return event: the value

@@ -687,6 +687,24 @@ def call_bindings(tree: ast.Module, max_repr: int) -> dict[tuple[int, str], Bind
     return found
 
 
+def call_results(tree: ast.Module) -> dict[int, tuple[str, str]]:
+    """Line -> (name, function), for lines that hold nothing but `name = function(...)` or
+    `name = obj.function(...)`. When a frame of `function` returns to such a line and the caller's next
+    event is a line or its own return, no other call ran after it: `name` holds the value returned (the
+    caller checks that the frame returning is of `function`: a class's `__init__` returns None, not
+    the instance)."""
+    found: dict[int, tuple[str, str]] = {}
+    for node in _statements_with_a_value(tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call)):
+            continue
+        func = node.value.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if name is not None:
+            found[node.lineno] = (node.targets[0].id, name)
+    return found
+
+
 _COMPREHENSIONS_BUILT = (ast.ListComp, ast.SetComp, ast.DictComp)  # called where they stand, unlike a genexpr
 _COMPREHENSION_CODE = {ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>", ast.DictComp: "<dictcomp>"}
 _ITERATOR_OF_DISPLAY = {ast.List: "list_iterator", ast.Tuple: "tuple_iterator", ast.Set: "set_iterator",
