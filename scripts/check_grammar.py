@@ -57,7 +57,7 @@ def frame_refused(facts: ProgramFacts, prev: State | None, state: State, inverse
 def main() -> None:
     data, split = sys.argv[1], sys.argv[2]
     limit = int(sys.argv[3]) if len(sys.argv) > 3 else None
-    values = stacks = trajectories = names = run = frames = loop_steps = appends = stores = returns = 0
+    values = stacks = trajectories = names = run = frames = loop_steps = appends = stores = returns = ordered = 0
     refused_frames: list[str] = []
     refused_values: list[str] = []
     refused_stacks: list[str] = []
@@ -85,6 +85,8 @@ def main() -> None:
             keys = frozenset(k.encode() for k in facts.names)
             constraint.event = state.event  # as it would be once the frame's event is written
             stores += constraint._item_store(keys) is not None
+            ordered += (prev is not None and constraint._step_from_line() and prev.line in facts.line_orders
+                        and constraint._statement_successors() is not None)
             written = FrameConstraint(facts, prev, parsed.inverse, taken, tuple(trail))
             try:
                 written.push_frame_text(fmt.frame_target(state, prev, parsed.inverse)[len(fmt.FRAME):])
@@ -114,7 +116,8 @@ def main() -> None:
           f"({loop_steps} of them steps from a `for` header whose element the shown values tell, "
           f"{appends} steps over `xs.append(y)` whose list they tell, "
           f"{stores} steps over a store of one item whose list or dict they tell, "
-          f"{returns} steps from a return back to a caller whose variables the trail tells)")
+          f"{returns} steps from a return back to a caller whose variables the trail tells, "
+          f"{ordered} steps from a line of a statement whose line events follow its code)")
     for item in refused_values[:20] + refused_stacks[:20] + refused_names[:20] + refused_frames[:20]:
         print("  ", repr(item))
 

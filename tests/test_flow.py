@@ -737,7 +737,7 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
     walk = [mdp.start_position()]
     while walk[-1] != mdp.exit_position and len(walk) < 2000:
         walk.append(mdp.step(walk[-1], Action(kind="step_into"))[0])
-    governed = stores = returns = 0
+    governed = stores = returns = ordered = 0
     keys = frozenset(name.encode() for name in facts.names)
     states = [mdp.state(position) for position in walk]
     for index, position in enumerate(walk[1:], 1):
@@ -754,7 +754,9 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
             assert constraint.done, (prev.line, action)
             stores += constraint._item_store(keys) is not None
             returns += bool(constraint._caller_after_return(keys))
-    return {"loops": governed, "stores": stores, "returns": returns}
+            ordered += (prev.event == "line" and prev.line in facts.line_orders
+                        and constraint._statement_successors() is not None)
+    return {"loops": governed, "stores": stores, "returns": returns, "ordered": ordered}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -1076,3 +1078,73 @@ def test_the_grammar_restores_what_a_caller_held_before_the_call() -> None:
     assert not accepted('{"text": "\'ab\'", "depth": "0", "head": "\'a\'", "rest": "2"}')  # not what it returned
     assert not accepted('{"text": "\'ab\'", "depth": "0", "rest": "7"}')  # a variable left out
     assert accepted('{"text": "\'b\'", "depth": "5", "rest": "2"}', trail=(inside,))  # the caller's call not in the trail
+
+
+ORDERS = """\
+def roman(num):
+    tens = ['', 'X', 'XX']
+    ones = ['', 'I', 'II']
+    return (
+        tens[num // 10]
+        + ones[num % 10]
+        + tens[0]
+    )
+
+
+def swap(chars, i, j):
+    chars[i], chars[j] = (
+        chars[j],
+        chars[i],
+    )
+    pick = (chars[0] if i else
+            chars[1])
+    total = sum(
+        [len(c) for c in chars]
+    )
+    return pick, total
+
+
+def main():
+    out = [roman(n) for n in (12, 21)]
+    for k in range(2):
+        out.append(roman(k))
+    return swap(out, 0, 1)
+"""
+
+
+def test_the_order_of_line_events_inside_a_statement() -> None:
+    from model_backend.engine.flow import statement_line_orders
+
+    found = statement_line_orders(ORDERS, ast.parse(ORDERS))
+    chain = ((5, 6, 5, 7, 5, 4), (4, 8))
+    pair = ((13, 14, 12), (12, 15))
+    assert found == {line: chain for line in range(4, 9)} | {line: pair for line in range(12, 16)}
+    # not 16-17 (a conditional expression jumps), 18-20 (a comprehension is code of its own)
+
+
+def test_a_program_traced_here_keeps_the_order_of_its_statements_lines() -> None:
+    program = Program(source=ORDERS, entry="main()")
+    result = run_trace(program)
+    assert result.exit == "normal"
+    assert _forward_steps_checked(program, result, ("step_into", "step_over"))["ordered"] >= 20
+
+
+def test_the_grammar_follows_the_order_of_a_statements_lines() -> None:
+    facts = ProgramFacts.of(Program(source=ORDERS, entry="main()"))
+    stack = [StackFrame(function="main", line=27)]
+
+    def at(line: int, event: str = "line") -> State:
+        return State(event=event, line=line, stack=[*stack, StackFrame(function="roman", line=line)], locals={"num": "1"})
+
+    def lines_after(prev: State, *trail: State) -> set[int]:
+        constraint = FrameConstraint(facts, prev, False, "step_over", tuple((state, "step_over") for state in trail))
+        constraint.push_special(fmt.EVENT_TOKENS[(False, "line")])
+        constraint.push_special(fmt.LINENO)
+        return {n for n in range(1, 30) if constraint.accepts_text(str(n).encode())
+                and constraint.slot.feed(str(n).encode()).complete}  # type: ignore[union-attr]
+
+    assert lines_after(at(5), at(3)) == {6}  # the statement's first event
+    assert lines_after(at(5), at(3), at(5), at(6)) == {7}  # its second time on line 5
+    assert lines_after(at(5), at(3), at(5), at(6), at(5), at(7)) == {4}  # the third: `return (` on line 4
+    assert lines_after(at(6), at(5)) == {5}
+    assert lines_after(at(5)) == {6, 7, 4}  # the trail does not tell which time: any

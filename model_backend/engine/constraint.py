@@ -44,6 +44,7 @@ from model_backend.engine.flow import (
     returned_names,
     shared_names,
     simple_assignments,
+    statement_line_orders,
     suspending_functions,
     symbol_table,
 )
@@ -135,6 +136,8 @@ class ProgramFacts:
     stores: dict[int, ItemStore] = field(default_factory=dict)  # line -> one item stored (flow.item_stores)
     # line -> (name, function) where the line is only `name = function(...)` (flow.call_results)
     call_results: dict[int, tuple[str, str]] = field(default_factory=dict)
+    # line -> (the order of its statement's line events, the statement's lines) (flow.statement_line_orders)
+    line_orders: dict[int, tuple[tuple[int, ...], tuple[int, int]]] = field(default_factory=dict)
 
     def locals_of(self, function: str | None) -> frozenset[str]:
         """The names a frame of `function` may show among its locals."""
@@ -228,6 +231,7 @@ class ProgramFacts:
             appends=appended_values(tree, Limits().max_repr),
             stores={} if dynamic else item_stores(tree, Limits().max_repr),
             call_results=call_results(tree),
+            line_orders=statement_line_orders(program.source, tree),
         )
 
 
@@ -1243,6 +1247,9 @@ class FrameConstraint:
         if not following:
             return None
         following &= self.facts.frame_lines
+        ordered = self._statement_successors()
+        if ordered is not None and following & ordered:
+            following &= ordered
         loop = self._loop_step
         if loop is not None:
             first, last = loop.loop.body
@@ -1328,6 +1335,41 @@ class FrameConstraint:
         if index == len(values):
             return ()
         return ((loop.counter, frozenset({repr(loop.count_from + index)})), (loop.target, frozenset({values[index]})))
+
+    def _statement_successors(self) -> frozenset[int] | None:
+        """For a line of a statement whose line events follow its code (flow.statement_line_orders): the
+        lines whose event can come next in the frame. The trail says where in the order the frame stands
+        (back through single steps and the calls the frame made, to a line outside the statement or the
+        frame's call); where it does not tell, every place the line holds in the order counts. After the
+        last, the statement is done: the lines after it. None where the rule does not apply."""
+        prev = self.prev
+        assert prev is not None and prev.line is not None
+        entry = self.facts.line_orders.get(prev.line)
+        if entry is None:
+            return None
+        order, (first, last) = entry
+        seen = [prev.line]  # the statement's line events so far, latest first
+        started = False
+        for state, action in reversed(self.trail):
+            within = _calls_deep(state, prev)
+            if action not in ("step_into", "step_over", "step_return") or state.exit is not None or within is None:
+                break
+            if within:
+                continue  # inside a call the frame made
+            if action == "step_return" or state.line is None:
+                break
+            if state.event == "line" and first <= state.line <= last:
+                seen.append(state.line)
+                continue
+            started = state.event in ("line", "call")
+            break
+        done = tuple(reversed(seen))
+        places = [i for i in range(len(order)) if order[i] == prev.line and i + 1 >= len(done)
+                  and order[i + 1 - len(done):i + 1] == done and (not started or i + 1 == len(done))]
+        if not places:
+            return None
+        after = self.facts.next_lines.get(prev.line, frozenset()) - frozenset(range(first, last + 1))
+        return frozenset().union(*(frozenset({order[i + 1]}) if i + 1 < len(order) else after for i in places))
 
     def _passes_since_start(self, loop: ForLoop) -> int | None:
         """How many times the frame has been on the loop's header since the loop last started, this

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import symtable
+import types
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -1159,4 +1160,57 @@ def item_stores(tree: ast.Module, max_repr: int) -> dict[int, ItemStore]:
         key_reads = {key[1]} if key is not None and key[0] == "name" else set()
         found[node.lineno] = ItemStore(container, kind, key, isinstance(node, ast.AugAssign),
                                        reads | key_reads | {container})
+    return found
+
+
+# Expressions whose code jumps (a branch or a loop inside the statement): the line events of a statement
+# that holds one do not follow its code in one order.
+_JUMPING = (ast.IfExp, ast.BoolOp, ast.Yield, ast.YieldFrom, ast.Await)
+
+
+def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_objects(const)
+
+
+def statement_line_orders(source: str, tree: ast.Module) -> dict[int, tuple[tuple[int, ...], tuple[int, int]]]:
+    """Line -> (the lines of its statement's line events, in order; the statement's first and last line),
+    for simple statements over several lines whose code does not jump. CPython 3.11 reports a line event
+    when an instruction's line differs from the one run before it in the frame, so the events of such a
+    statement follow its compiled code: `return (a\\n + b\\n + c\\n)` gives 2, 3, 2, 4, 2, 1 (each `+`
+    is on the line its left operand starts). Read off the code objects `compile` makes (compiling runs
+    nothing of the program). A statement compiled more than once (in a `finally`) or with an instruction
+    of no line inside is left out."""
+    try:
+        module = compile(source, "<program>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}
+    runs: list[list[int]] = []  # each code object's lines, one per co_lines range, in code order
+    for code in _code_objects(module):
+        runs.append([line if line is not None else -1 for _, _, line in code.co_lines()])
+    starts = _statements_per_line(tree)
+    found: dict[int, tuple[tuple[int, ...], tuple[int, int]]] = {}
+    for node in ast.walk(tree):
+        if (not isinstance(node, ast.stmt) or hasattr(node, "body") or node.end_lineno is None
+                or node.end_lineno == node.lineno or isinstance(node, ast.Assert | ast.Global | ast.Nonlocal)
+                or starts.get(node.lineno) != 1 or starts.get(node.end_lineno, 0) != 0
+                or any(isinstance(part, _JUMPING) or (isinstance(part, ast.Compare) and len(part.ops) > 1)
+                       for part in ast.walk(node))):
+            continue
+        first, last = node.lineno, node.end_lineno
+        blocks = []
+        for lines in runs:
+            inside = [i for i, line in enumerate(lines) if first <= line <= last]
+            if inside:
+                blocks.append(lines[inside[0]:inside[-1] + 1])
+        if len(blocks) != 1 or not all(first <= line <= last for line in blocks[0]):
+            continue  # compiled twice, or mixed with code of other lines
+        order = [blocks[0][0]]
+        for line in blocks[0][1:]:
+            if line != order[-1]:
+                order.append(line)
+        for line in range(first, last + 1):
+            found[line] = (tuple(order), (first, last))
     return found
