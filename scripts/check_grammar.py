@@ -41,17 +41,17 @@ def stack_refused(state: State, facts: ProgramFacts) -> bool:
     return fed is None or not fed.complete
 
 
-def frame_refused(facts: ProgramFacts, prev: State | None, state: State, inverse: bool, action: str | None,
-                  trail: tuple[tuple[State, str], ...] = ()) -> bool:
+def walked_frame(facts: ProgramFacts, prev: State | None, state: State, inverse: bool, action: str | None,
+                 trail: tuple[tuple[State, str], ...] = ()) -> FrameConstraint | None:
     """Walk the whole frame's text through the grammar, as constrained decoding would write it after
     `action` (the rules that need the action, such as the flow of lines, included), with `trail` the
-    states before `prev` and the action taken from each."""
+    states before `prev` and the action taken from each: the grammar at its end, or None if it refused."""
     constraint = FrameConstraint(facts, prev, inverse, action, trail)
     try:
         constraint.push_frame_text(fmt.frame_target(state, prev, inverse)[len(fmt.FRAME):])
     except ValueError:
-        return True
-    return not constraint.done
+        return None
+    return constraint if constraint.done else None
 
 
 def main() -> None:
@@ -75,24 +75,19 @@ def main() -> None:
         trail: list[tuple[State, str]] = []
         for state, action in parsed.steps:
             frames += 1
-            if frame_refused(facts, prev, state, parsed.inverse, taken, tuple(trail)):
+            constraint = walked_frame(facts, prev, state, parsed.inverse, taken, tuple(trail))
+            if constraint is None:
                 refused_frames.append(f"{parsed.entry or ''}: after {taken} from line {prev.line if prev else None}: "
                                       f"{fmt.frame_target(state, prev, parsed.inverse)[:300]}")
-            constraint = FrameConstraint(facts, prev, parsed.inverse, taken, tuple(trail))
-            loop_steps += constraint._loop_step is not None
-            appends += (prev is not None and constraint._step_from_line() and prev.line in facts.appends
-                        and constraint._appended(*facts.appends[prev.line]) is not None)
-            keys = frozenset(k.encode() for k in facts.names)
-            constraint.event = state.event  # as it would be once the frame's event is written
-            stores += constraint._item_store(keys) is not None
-            ordered += (prev is not None and constraint._step_from_line() and prev.line in facts.line_orders
-                        and constraint._statement_successors() is not None)
-            written = FrameConstraint(facts, prev, parsed.inverse, taken, tuple(trail))
-            try:
-                written.push_frame_text(fmt.frame_target(state, prev, parsed.inverse)[len(fmt.FRAME):])
-                returns += bool(written._caller_after_return(keys))
-            except ValueError:
-                pass
+            elif prev is not None:  # which rules governed the step
+                keys = frozenset(k.encode() for k in facts.names)
+                from_line = constraint._step_from_line()
+                loop_steps += constraint._loop_step is not None
+                appends += (from_line and prev.line in facts.appends
+                            and constraint._appended(*facts.appends[prev.line]) is not None)
+                stores += constraint._item_store(keys) is not None
+                ordered += (from_line and prev.line in facts.line_orders and constraint._statement_successors() is not None)
+                returns += bool(constraint._caller_after_return(keys))
             if prev is not None and taken is not None:
                 trail.append((prev, taken))
             prev, taken = state, action.kind if action is not None else None

@@ -759,6 +759,24 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
     return {"loops": governed, "stores": stores, "returns": returns, "ordered": ordered}
 
 
+def _rules_on_a_program_traced_here(source: str, entry: str) -> dict[str, int]:
+    """Trace the program (it must end normally) and check every step_into and step_over along it
+    (_forward_steps_checked): how many steps each rule governed."""
+    program = Program(source=source, entry=entry)
+    result = run_trace(program)
+    assert result.exit == "normal"
+    return _forward_steps_checked(program, result, ("step_into", "step_over"))
+
+
+def _frame_accepted(constraint: FrameConstraint, frame: str) -> bool:
+    """Whether the grammar takes the whole frame's text (from right after `<|frame_sep|>`)."""
+    try:
+        constraint.push_frame_text(frame)
+    except ValueError:
+        return False
+    return constraint.done
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_every_traced_step_from_a_loop_header_takes_the_element_the_grammar_names(name: str) -> None:
     program, result = traced(name)
@@ -786,11 +804,7 @@ def test_a_program_traced_here_takes_the_elements_its_loops_name() -> None:
     rule stays off after the first 'a'), a dict, a range over len(), a loop that starts from a call's
     return, loops whose step leaves them, and a list sorted through another name while it is iterated
     (the rule must stay off: `strings` shows the same repr as `chars`)."""
-    source = LOOPS + "\n\n" + ALIASED
-    program = Program(source=source, entry="main()")
-    result = run_trace(program)
-    assert result.exit == "normal"
-    assert _forward_steps_checked(program, result, ("step_into", "step_over"))["loops"] >= 40
+    assert _rules_on_a_program_traced_here(LOOPS + "\n\n" + ALIASED, "main()")["loops"] >= 40
 
 
 def test_the_grammar_names_the_element_a_loop_takes() -> None:
@@ -803,11 +817,7 @@ def test_the_grammar_names_the_element_a_loop_takes() -> None:
     def accepted(prev: State, arrival: State | None, frame: str, trail: tuple[State, ...] = ()) -> bool:
         steps = (*trail, *([arrival] if arrival else []))
         constraint = FrameConstraint(facts, prev, False, "step_over", tuple((state, "step_over") for state in steps))
-        try:
-            constraint.push_frame_text(frame)
-        except ValueError:
-            return False
-        return constraint.done
+        return _frame_accepted(constraint, frame)
 
     def line(number: int, locals_text: str) -> str:
         return f"{fmt.EVENT_TOKENS[(False, 'line')]}{fmt.LINENO}{number}{fmt.ARG}{locals_text}{fmt.SRC}{facts.lines[number]}{fmt.END_OF_FRAME}"
@@ -932,10 +942,7 @@ def test_a_program_traced_here_keeps_the_items_a_store_leaves() -> None:
     """New keys and old ones, a key equal to another of another type (True and 1), an augmented store,
     negative indexes, inserts clamped at both ends, a list whose repr the tracer cuts after the step,
     and a list appended to itself (its repr shows `[...]`, after which the rule is off)."""
-    program = Program(source=STORES, entry="tally('abca', {1: 'x', 'k': 2}, [1, 2, 3])")
-    result = run_trace(program)
-    assert result.exit == "normal"
-    assert _forward_steps_checked(program, result, ("step_into", "step_over"))["stores"] >= 20
+    assert _rules_on_a_program_traced_here(STORES, "tally('abca', {1: 'x', 'k': 2}, [1, 2, 3])")["stores"] >= 20
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -1048,10 +1055,7 @@ def test_a_program_traced_here_returns_to_callers_that_kept_their_values() -> No
     what `box` gets), a callee that rebinds a global and one that rebinds its caller's variable through
     `nonlocal` (the rule must leave `total` and `count` free), and a comprehension that goes on binding
     `_` on its line after the inner one returns (the rule is off for comprehension frames)."""
-    program = Program(source=RETURNS, entry="outer('abc')")
-    result = run_trace(program)
-    assert result.exit == "normal"
-    assert _forward_steps_checked(program, result, ("step_into", "step_over"))["returns"] >= 8
+    assert _rules_on_a_program_traced_here(RETURNS, "outer('abc')")["returns"] >= 8
 
 
 def test_the_grammar_restores_what_a_caller_held_before_the_call() -> None:
@@ -1067,11 +1071,7 @@ def test_the_grammar_restores_what_a_caller_held_before_the_call() -> None:
         constraint = FrameConstraint(facts, returning, False, "step_over", tuple((state, "step_into") for state in trail))
         frame = (f"{fmt.EVENT_TOKENS[(False, 'line')]}{fmt.LINENO}20{fmt.STACK}"
                  f'[["outer", 37], ["digits", 20]]{fmt.ARG}{locals_text}{fmt.SRC}{facts.lines[20]}{fmt.END_OF_FRAME}')
-        try:
-            constraint.push_frame_text(frame)
-        except ValueError:
-            return False
-        return constraint.done
+        return _frame_accepted(constraint, frame)
 
     assert accepted('{"text": "\'ab\'", "depth": "0", "head": "\'a\'", "rest": "7"}')
     assert not accepted('{"text": "\'b\'", "depth": "0", "head": "\'a\'", "rest": "7"}')  # the callee's text
@@ -1123,10 +1123,7 @@ def test_the_order_of_line_events_inside_a_statement() -> None:
 
 
 def test_a_program_traced_here_keeps_the_order_of_its_statements_lines() -> None:
-    program = Program(source=ORDERS, entry="main()")
-    result = run_trace(program)
-    assert result.exit == "normal"
-    assert _forward_steps_checked(program, result, ("step_into", "step_over"))["ordered"] >= 20
+    assert _rules_on_a_program_traced_here(ORDERS, "main()")["ordered"] >= 20
 
 
 def test_the_grammar_follows_the_order_of_a_statements_lines() -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import re
 import symtable
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -956,13 +957,8 @@ def shown_elements(text: str) -> tuple[list[str], bool] | None:
     if text == "set()":
         return [], True
     if isinstance(node, ast.Dict):
-        if None in node.keys:
-            return None
-        keys = [_literal_text(text, k) for k in node.keys]  # type: ignore[arg-type]
-        values = [_literal_text(text, v) for v in node.values]
-        if None in keys or None in values or text != "{" + ", ".join(f"{k}: {v}" for k, v in zip(keys, values, strict=True)) + "}":
-            return None
-        return keys, True  # type: ignore[return-value]
+        entries = _dict_entries(text, node)
+        return ([key for key, _ in entries], True) if entries is not None else None
     if not isinstance(node, ast.List | ast.Tuple | ast.Set):
         return None
     elements = [_literal_text(text, e) for e in node.elts]
@@ -974,6 +970,19 @@ def shown_elements(text: str) -> tuple[list[str], bool] | None:
     if text != opener + ", ".join(elements) + closer:  # type: ignore[arg-type]
         return None
     return elements, not isinstance(node, ast.Tuple)  # type: ignore[return-value]
+
+
+def _dict_entries(text: str, node: ast.Dict) -> list[tuple[str, str]] | None:
+    """The (key, value) texts of the dict `text` shows (parsed as `node`), where it is the whole repr of
+    a dict of literals; None otherwise."""
+    if None in node.keys:
+        return None
+    keys = [_literal_text(text, k) for k in node.keys]  # type: ignore[arg-type]
+    values = [_literal_text(text, v) for v in node.values]
+    if None in keys or None in values:
+        return None
+    entries = list(zip(keys, values, strict=True))
+    return entries if text == "{" + ", ".join(f"{k}: {v}" for k, v in entries) + "}" else None  # type: ignore[return-value]
 
 
 def _store_parts(store: ItemStore, shown: dict[str, str]) -> tuple[str | None, ...] | None:
@@ -1014,14 +1023,12 @@ def _store_parts(store: ItemStore, shown: dict[str, str]) -> tuple[str | None, .
         else:
             return None  # an IndexError
         return ("[" + "".join(f"{item}, " for item in items[:position]), None, "".join(f", {item}" for item in rest) + "]")
-    if not isinstance(node, ast.Dict) or store.kind != "item" or None in node.keys:
-        return None
-    entries = [(_literal_text(before, k), _literal_text(before, v)) for k, v in zip(node.keys, node.values, strict=True)]  # type: ignore[arg-type]
-    if any(k is None or v is None for k, v in entries) or before != "{" + ", ".join(f"{k}: {v}" for k, v in entries) + "}":
+    entries = _dict_entries(before, node) if isinstance(node, ast.Dict) and store.kind == "item" else None
+    if entries is None:
         return None
     written = [f"{k}: {v}" for k, v in entries]
     try:
-        index = next((i for i, (k, _) in enumerate(entries) if ast.literal_eval(k) == key), None)  # type: ignore[arg-type]
+        index = next((i for i, (k, _) in enumerate(entries) if ast.literal_eval(k) == key), None)
     except (TypeError, ValueError):
         return None
     if index is None:
@@ -1336,6 +1343,22 @@ class FrameConstraint:
             return ()
         return ((loop.counter, frozenset({repr(loop.count_from + index)})), (loop.target, frozenset({values[index]})))
 
+    def _own_states_back(self) -> Iterator[State]:
+        """The states of the previous state's frame in the trail, latest first: back through single steps
+        and the calls the frame made (skipped), up to where the trail no longer tells (a jump such as
+        `continue`, a step_return out of the frame, a state outside the frame's call)."""
+        prev = self.prev
+        assert prev is not None
+        for state, action in reversed(self.trail):
+            within = _calls_deep(state, prev)
+            if action not in ("step_into", "step_over", "step_return") or state.exit is not None or within is None:
+                return
+            if within:
+                continue  # inside a call the frame made
+            if action == "step_return":
+                return
+            yield state
+
     def _statement_successors(self) -> frozenset[int] | None:
         """For a line of a statement whose line events follow its code (flow.statement_line_orders): the
         lines whose event can come next in the frame. The trail says where in the order the frame stands
@@ -1350,13 +1373,8 @@ class FrameConstraint:
         order, (first, last) = entry
         seen = [prev.line]  # the statement's line events so far, latest first
         started = False
-        for state, action in reversed(self.trail):
-            within = _calls_deep(state, prev)
-            if action not in ("step_into", "step_over", "step_return") or state.exit is not None or within is None:
-                break
-            if within:
-                continue  # inside a call the frame made
-            if action == "step_return" or state.line is None:
+        for state in self._own_states_back():
+            if state.line is None:
                 break
             if state.event == "line" and first <= state.line <= last:
                 seen.append(state.line)
@@ -1379,14 +1397,7 @@ class FrameConstraint:
         prev = self.prev
         assert prev is not None and prev.stack
         passes = 1
-        for state, action in reversed(self.trail):
-            within = _calls_deep(state, prev)
-            if action not in ("step_into", "step_over", "step_return") or state.exit is not None or within is None:
-                return None  # a jump, or outside this frame's call
-            if within:
-                continue  # inside a call the frame made
-            if action == "step_return":
-                return None
+        for state in self._own_states_back():
             if state.event == "call":  # the frame began with this loop (a generator resumes elsewhere)
                 return passes if state.line is not None and not loop.body[0] <= state.line <= loop.body[1] else None
             if state.event != "line" or state.line is None:
