@@ -737,7 +737,7 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
     walk = [mdp.start_position()]
     while walk[-1] != mdp.exit_position and len(walk) < 2000:
         walk.append(mdp.step(walk[-1], Action(kind="step_into"))[0])
-    governed = stores = returns = ordered = 0
+    governed = stores = returns = ordered = comprehensions = 0
     keys = frozenset(name.encode() for name in facts.names)
     states = [mdp.state(position) for position in walk]
     for index, position in enumerate(walk[1:], 1):
@@ -750,13 +750,15 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
             trail = tuple((before, "step_into") for before in states[max(0, index - 64):index])
             constraint = FrameConstraint(facts, prev, False, action, trail)
             governed += constraint._loop_step is not None
+            comprehensions += constraint._comprehension_step is not None
             constraint.push_frame_text(fmt.frame_target(state, prev, False)[len(fmt.FRAME):])
             assert constraint.done, (prev.line, action)
             stores += constraint._item_store(keys) is not None
             returns += bool(constraint._caller_after_return(keys))
             ordered += (prev.event == "line" and prev.line in facts.line_orders
                         and constraint._statement_successors() is not None)
-    return {"loops": governed, "stores": stores, "returns": returns, "ordered": ordered}
+    return {"loops": governed, "stores": stores, "returns": returns, "ordered": ordered,
+            "comprehensions": comprehensions}
 
 
 def _rules_on_a_program_traced_here(source: str, entry: str) -> dict[str, int]:
@@ -1145,3 +1147,91 @@ def test_the_grammar_follows_the_order_of_a_statements_lines() -> None:
     assert lines_after(at(5), at(3), at(5), at(6), at(5), at(7)) == {4}  # the third: `return (` on line 4
     assert lines_after(at(6), at(5)) == {5}
     assert lines_after(at(5)) == {6, 7, 4}  # the trail does not tell which time: any
+
+
+ITERATED = """\
+import math
+
+
+def tally(name, table, n, words):
+    kept = [ch for ch in name if ch != 'b']
+    big = {k: v for k, v in table.items() if v > 1}
+    grid = [[0 for _ in range(2)] for _ in range(len(name))]
+    lengths = sum(len(w) for w in words)
+    marks = {i: ch for i, ch in enumerate(name, 1)}
+    sizes = len({abs(v) for v in range(-2, n)}) + 1
+    kept.extend([ch * 2 for ch in kept])
+    roots = [math.floor(len(v)) for v in words]
+    both = [a for a in kept] + [b for b in name]
+    shown = [print(w) for w in words]
+    return [w for w in words if w in big] + [len(name)]
+"""
+
+
+def test_the_comprehensions_whose_elements_the_shown_values_tell() -> None:
+    from model_backend.engine.flow import comprehension_loops
+
+    found = comprehension_loops(ast.parse(ITERATED))
+    assert {key: (loop.targets, loop.kind, loop.iterated, loop.makes_frames) for key, loop in found.items()} == {
+        (5, "<listcomp>"): (("ch",), "name", "name", False),
+        (6, "<dictcomp>"): (("k", "v"), "items", "table", False),
+        (7, "<listcomp>"): (("_",), "range", None, True),  # the outer one; the inner one's caller is a comprehension
+        (9, "<dictcomp>"): (("i", "ch"), "enumerate", "name", False),
+        (10, "<setcomp>"): (("v",), "range", None, False),
+        (11, "<listcomp>"): (("ch",), "name", "kept", False),  # `kept.extend(...)` runs after it
+        (15, "<listcomp>"): (("w",), "name", "words", False),
+    }  # not 8 (a generator expression), 12 (`math.floor` may be anything), 13 (two of a kind on the line),
+    # 14 (it prints)
+    assert found[(5, "<listcomp>")].reads == frozenset({"name"})
+
+
+def test_a_program_traced_here_takes_the_elements_its_comprehensions_show() -> None:
+    assert _rules_on_a_program_traced_here(
+        ITERATED, "tally('abcb', {'p': 1, 'q': 2, 'r': 3}, 2, ['q', 'x'])")["comprehensions"] >= 30
+
+
+def test_the_grammar_names_the_element_a_comprehension_takes() -> None:
+    facts = ProgramFacts.of(Program(source=ITERATED, entry="tally('ab', {}, 1, [])"))
+    caller = State(event="line", line=5, stack=[StackFrame(function="tally", line=5)],
+                   locals={"name": "'aba'", "table": "{}", "n": "1", "words": "[]"})
+    stack = [*caller.stack, StackFrame(function="<listcomp>", line=5)]
+    call = State(event="call", line=5, stack=stack, locals={".0": "<str_ascii_iterator object>"})
+
+    def at(**bound: str) -> State:
+        return State(event="line", line=5, function="<listcomp>", source=facts.lines[5], stack=stack,
+                     locals={".0": "<str_ascii_iterator object>", **bound})
+
+    def accepted(action: str, trail: tuple[State, ...], frame: State) -> bool:
+        prev, before = trail[-1], trail[:-1]
+        constraint = FrameConstraint(facts, prev, False, action, tuple((state, "step_into") for state in before))
+        return _frame_accepted(constraint, fmt.frame_target(frame, prev, False)[len(fmt.FRAME):])
+
+    start = (caller, call, at())
+    assert accepted("step_over", start, at(ch="'a'"))
+    assert not accepted("step_over", start, at(ch="'b'"))
+    assert not accepted("step_over", start, at())  # it must take an element
+    assert accepted("step_into", (*start, at(ch="'a'"), at(ch="'b'")), at(ch="'a'"))  # 'a' again: the third
+    assert not accepted("step_into", (*start, at(ch="'a'"), at(ch="'b'")), at(ch="'b'"))
+    ended = State(event="return", line=5, function="<listcomp>", source=facts.lines[5], stack=stack, locals=at(ch="'a'").locals, value="['a', 'a']")
+    done = (*start, at(ch="'a'"), at(ch="'b'"), at(ch="'a'"))
+    assert accepted("step_over", done, ended)
+    assert not accepted("step_over", done, at(ch="'a'"))  # the string is done: it returns
+    assert not accepted("step_over", done, State(event="return", line=5, function="<listcomp>", source=facts.lines[5], stack=stack, locals=at(ch="'b'").locals,
+                                                 value="['a', 'a']"))
+    # where the trail does not reach the call, or the shown element is not where it stands: free
+    assert accepted("step_over", (at(ch="'a'"), at(ch="'b'")), at(ch="'b'"))
+    assert accepted("step_over", (*start, at(ch="'b'")), at(ch="'x'"))
+    # a variable it reads holds a value the program could print as it likes: free
+    odd = caller.model_copy(update={"locals": {**caller.locals, "name": "<function name>"}})
+    assert accepted("step_over", (odd, call, at()), at(ch="'x'"))
+
+
+def test_step_into_is_free_where_the_comprehension_makes_frames() -> None:
+    facts = ProgramFacts.of(Program(source=ITERATED, entry="tally('ab', {}, 1, [])"))
+    caller = State(event="line", line=7, stack=[StackFrame(function="tally", line=7)], locals={"name": "'ab'"})
+    stack = [*caller.stack, StackFrame(function="<listcomp>", line=7)]
+    call = State(event="call", line=7, stack=stack, locals={".0": "<range_iterator object>"})
+    first = State(event="line", line=7, stack=stack, locals={".0": "<range_iterator object>"})
+    trail = tuple((state, "step_into") for state in (caller, call))
+    assert FrameConstraint(facts, first, False, "step_over", trail)._comprehension_step == (("_", frozenset({"0"})),)
+    assert FrameConstraint(facts, first, False, "step_into", trail)._comprehension_step is None

@@ -28,12 +28,14 @@ from model_backend.engine.flow import (
     ArgumentSource,
     Binding,
     ComprehensionCall,
+    ComprehensionLoop,
     ForLoop,
     ItemStore,
     appended_values,
     call_bindings,
     call_results,
     comprehension_calls,
+    comprehension_loops,
     for_loops,
     frame_ends,
     inert_lines,
@@ -133,6 +135,8 @@ class ProgramFacts:
     # (line, "<listcomp>"...) -> the comprehension's `.0` and free names at its call event (flow.comprehension_calls)
     comprehensions: dict[tuple[int, str], ComprehensionCall] = field(default_factory=dict)
     loops: dict[int, ForLoop] = field(default_factory=dict)  # header line -> `for` loop (flow.for_loops)
+    # (line, "<listcomp>"...) -> the comprehension's loop (flow.comprehension_loops)
+    comprehension_loops: dict[tuple[int, str], ComprehensionLoop] = field(default_factory=dict)
     appends: dict[int, tuple[str, ArgumentSource]] = field(default_factory=dict)  # flow.appended_values
     stores: dict[int, ItemStore] = field(default_factory=dict)  # line -> one item stored (flow.item_stores)
     # line -> (name, function) where the line is only `name = function(...)` (flow.call_results)
@@ -229,6 +233,7 @@ class ProgramFacts:
             calls={} if dynamic else call_bindings(tree, Limits().max_repr),
             comprehensions={} if dynamic else comprehension_calls(table, tree),
             loops={} if dynamic else for_loops(tree),
+            comprehension_loops={} if dynamic else comprehension_loops(tree),
             appends=appended_values(tree, Limits().max_repr),
             stores={} if dynamic else item_stores(tree, Limits().max_repr),
             call_results=call_results(tree),
@@ -1051,6 +1056,7 @@ def _literal_text(text: str, node: ast.expr) -> str | None:
 
 
 _INT_REPR = re.compile(r"-?\d+")
+_MAX_LISTED = 10_000  # a longer range is left to the model
 
 
 def _calls_deep(state: State, frame: State) -> int | None:
@@ -1109,7 +1115,8 @@ class FrameConstraint:
             events = [tok for (inv, event), tok in fmt.EVENT_TOKENS.items() if inv == self.inverse
                       and self._event_may_follow(event)]
             takes_element = self._loop_step is not None and not self._loop_step.leaves
-            return events + ([] if self.inverse or takes_element else list(fmt.EXIT_TOKENS.values()))
+            in_comprehension = self._comprehension_step is not None  # its next event is its own
+            return events + ([] if self.inverse or takes_element or in_comprehension else list(fmt.EXIT_TOKENS.values()))
         if self.slot_kind == "src" or (self.slot is not None and not self.slot.complete):
             return []  # the forced source text, or a slot that is not finished
         allowed = []
@@ -1181,16 +1188,18 @@ class FrameConstraint:
             diff_keys = None if changeable is None else frozenset(
                 k for k in keys if k.startswith(b"__") or k.decode("utf-8", "replace") in changeable)
             step = self._loop_step if self.event in ("line", "return") and not self.stack_written else None
-            if step is not None and all(name.encode() in keys for name, _ in step.bindings):
+            bindings = step.bindings if step is not None else (
+                self._comprehension_step if self.event in ("line", "return") and not self.stack_written else None)
+            if bindings is not None and all(name.encode() in keys for name, _ in bindings):
                 # only the loop's variables can change, and only when it takes an element
                 assert self.prev is not None
                 shown = self.prev.locals
                 return Locals(keys=keys, diff_allowed=self._diff_allowed(),
                               diff_keys=frozenset(k for k in keys if k.startswith(b"__"))
-                              | {name.encode() for name, _ in step.bindings},
+                              | {name.encode() for name, _ in bindings},
                               forced=tuple((name.encode(), frozenset(fmt._json(v).encode() for v in values))
-                                           for name, values in step.bindings),
-                              unchanged=frozenset(name.encode() for name, values in step.bindings if shown.get(name) in values),
+                                           for name, values in bindings),
+                              unchanged=frozenset(name.encode() for name, values in bindings if shown.get(name) in values),
                               unique_keys=facts.unique_keys)
             forced, unchanged = self._forced_value(keys if diff_keys is None else diff_keys)
             pairs = (forced,) if forced is not None else (
@@ -1226,6 +1235,9 @@ class FrameConstraint:
         """After such a step: a line event only if some line can follow the previous one in its frame, a
         return only if the previous line can end the frame, and neither after step_into from a line that
         always calls a function of the program. Every other event stays free."""
+        taken = self._comprehension_step
+        if taken is not None:  # the next element (or an exception while the step works on it), or the end
+            return event in ("line", "exception") if taken else event == "return"
         loop = self._loop_step
         if loop is not None and not loop.leaves:
             return event == "line"  # the loop's body, and only there (see _following_lines)
@@ -1245,6 +1257,9 @@ class FrameConstraint:
 
     def _following_lines(self) -> frozenset[int] | None:
         """A line that can follow the previous one in its frame (None where the rule does not apply)."""
+        if self._comprehension_step is not None:
+            assert self.prev is not None and self.prev.line is not None
+            return frozenset({self.prev.line})  # the comprehension stands on its one line
         return self._lines_after_step() if self._step_within_frame() else None
 
     def _lines_after_step(self) -> frozenset[int] | None:
@@ -1343,6 +1358,104 @@ class FrameConstraint:
             return ()
         return ((loop.counter, frozenset({repr(loop.count_from + index)})), (loop.target, frozenset({values[index]})))
 
+    @cached_property
+    def _comprehension_step(self) -> Bindings | None:
+        """After step_into or step_over from a line event of a list, set or dict comprehension's frame
+        (flow.comprehension_loops) called by the statement that holds it: the element the step binds to
+        its variables, or none when the iterable is done and it returns. The trail says how many line
+        events the frame has had since its call (the first comes before any element; each one after it
+        follows an element), and the caller's state at the call shows the iterable. None where the rule
+        does not apply (step_into where the comprehension makes frames of its own, a trail that does not
+        reach the call, a variable read that does not hold a builtin value)."""
+        prev = self.prev
+        if (self.inverse or self.action not in ("step_into", "step_over") or prev is None or prev.exit is not None
+                or prev.event != "line" or prev.line is None or len(prev.stack) < 2
+                or prev.stack[-2].function in EXPRESSION_FRAMES):
+            return None
+        loop = self.facts.comprehension_loops.get((prev.line, prev.stack[-1].function))
+        if loop is None or (loop.makes_frames and self.action == "step_into"):
+            return None
+        entry = self._comprehension_entry()
+        if entry is None:
+            return None
+        passes, caller = entry
+        if not all(_builtin_value(prev.locals.get(name, caller.locals.get(name))) for name in loop.reads):
+            return None
+        elements = self._comprehension_elements(loop, caller.locals)
+        if elements is None:
+            return None
+        if passes > 1 and (passes - 2 >= len(elements) or any(
+                prev.locals.get(name) != value for name, value in zip(loop.targets, elements[passes - 2], strict=True))):
+            return None  # not where the shown values say the comprehension stands
+        if passes == 1 and any(name in prev.locals for name in loop.targets):
+            return None
+        if passes - 1 >= len(elements):
+            return ()
+        return tuple((name, frozenset({value})) for name, value in zip(loop.targets, elements[passes - 1], strict=True))
+
+    def _comprehension_entry(self) -> tuple[int, State] | None:
+        """How many line events the previous state's frame has had since its call event, that one
+        included, and the caller's line event the call was made from (step_into), read off the trail
+        back through single steps (and the frames the comprehension made); None where it does not tell."""
+        prev = self.prev
+        assert prev is not None
+        count = 1
+        for index in range(len(self.trail) - 1, -1, -1):
+            state, action = self.trail[index]
+            within = _calls_deep(state, prev)
+            if action not in ("step_into", "step_over") or state.exit is not None or within is None:
+                return None
+            if within:
+                continue
+            if state.event == "line":
+                count += 1
+                continue
+            if state.event != "call" or index == 0:
+                return None
+            caller, how = self.trail[index - 1]
+            if (how != "step_into" or caller.exit is not None or caller.event != "line"
+                    or caller.stack != prev.stack[:-1]):
+                return None
+            return count, caller
+        return None
+
+    @staticmethod
+    def _comprehension_elements(loop: ComprehensionLoop, shown: dict[str, str]) -> list[tuple[str, ...]] | None:
+        """What the comprehension iterates, as the reprs its variables take for each element, from the
+        caller's shown values; None where they do not tell."""
+        if loop.kind == "range":
+            values: list[int] = []
+            for kind, text in loop.range_arguments:
+                if kind == "int":
+                    values.append(int(text))
+                elif kind == "name" and _INT_REPR.fullmatch(shown.get(text, "")):
+                    values.append(int(shown[text]))
+                elif kind == "len" and (parsed := shown_elements(shown.get(text, ""))) is not None:
+                    values.append(len(parsed[0]))
+                else:
+                    return None
+            if len(values) == 3 and values[2] == 0:
+                return None  # a ValueError before the comprehension is called
+            span = range(*values)
+            return [(repr(n),) for n in span] if len(span) <= _MAX_LISTED else None
+        assert loop.iterated is not None
+        iterated = shown.get(loop.iterated)
+        if iterated is None:
+            return None
+        if loop.kind == "items":
+            try:
+                node = safe_ast.parse(iterated, mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return None
+            entries = _dict_entries(iterated, node) if isinstance(node, ast.Dict) else None
+            return [tuple(entry) for entry in entries] if entries is not None else None
+        parsed = shown_elements(iterated)
+        if parsed is None:
+            return None
+        if loop.kind == "enumerate":
+            return [(repr(loop.count_from + i), element) for i, element in enumerate(parsed[0])]
+        return [(element,) for element in parsed[0]]
+
     def _own_states_back(self) -> Iterator[State]:
         """The states of the previous state's frame in the trail, latest first: back through single steps
         and the calls the frame made (skipped), up to where the trail no longer tells (a jump such as
@@ -1424,6 +1537,8 @@ class FrameConstraint:
         or, leaving it, a line or the return of a frame that is not a generator's (step_over past a
         generator's end goes on into its consumer)."""
         loop, prev = self._loop_step, self.prev
+        if self._comprehension_step is not None:
+            return True  # a line, the return or an exception of the comprehension's own frame
         if loop is None or prev is None:
             return False
         return not loop.leaves or self.event == "line" or (

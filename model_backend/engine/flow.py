@@ -1163,6 +1163,91 @@ def item_stores(tree: ast.Module, max_repr: int) -> dict[int, ItemStore]:
     return found
 
 
+@dataclass(frozen=True)
+class ComprehensionLoop:
+    """A list, set or dict comprehension whose elements the shown values can tell (see comprehension_loops)."""
+
+    targets: tuple[str, ...]  # its variable; (key, value) over `.items()`; (counter, element) over enumerate
+    kind: str  # "name": over `iterated`; "items": over `iterated.items()`; "enumerate"; "range"
+    iterated: str | None  # the variable whose value it iterates (None for `range(...)`)
+    range_arguments: tuple[LoopArgument, ...]
+    count_from: int  # enumerate's start
+    reads: frozenset[str]  # the variables it reads from outside: each must hold a value of the builtin types
+    makes_frames: bool  # whether its parts hold a comprehension of their own, where step_into stops
+
+
+def _comprehension_loop(comp: ast.ListComp | ast.SetComp | ast.DictComp, bound: set[str],
+                        builtins: frozenset[str]) -> ComprehensionLoop | None:
+    """The loop of a comprehension with one `for` over a variable, `VARIABLE.items()`, `enumerate(VARIABLE[,
+    INT])` or `range(ARGS)`, whose parts only read (_reads_only); None for anything else."""
+    reads = _reads_only(comp, builtins, bound)
+    if reads is None or len(comp.generators) != 1 or comp.generators[0].is_async:
+        return None
+    target, iterable = comp.generators[0].target, comp.generators[0].iter
+    if isinstance(target, ast.Name):
+        names: tuple[str, ...] = (target.id,)
+    elif (isinstance(target, ast.Tuple) and len(target.elts) == 2 and all(isinstance(e, ast.Name) for e in target.elts)
+          and target.elts[0].id != target.elts[1].id):  # type: ignore[attr-defined]
+        names = tuple(e.id for e in target.elts)  # type: ignore[attr-defined]
+    else:
+        return None
+    makes_frames = any(isinstance(n, (*_COMPREHENSION_NODES, ast.Lambda)) for n in ast.walk(comp) if n is not comp)
+    if len(names) == 1 and isinstance(iterable, ast.Name):
+        return ComprehensionLoop(names, "name", iterable.id, (), 0, reads, makes_frames)
+    if len(names) == 1 and (arguments := _range_arguments(iterable, bound)) is not None:
+        return ComprehensionLoop(names, "range", None, tuple(arguments), 0, reads, makes_frames)
+    if len(names) == 2 and _is_enumerate(iterable, bound):
+        assert isinstance(iterable, ast.Call)
+        start = iterable.args[1].value if len(iterable.args) == 2 else 0  # type: ignore[attr-defined]
+        return ComprehensionLoop(names, "enumerate", iterable.args[0].id, (), start, reads, makes_frames)  # type: ignore[attr-defined]
+    if (len(names) == 2 and isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute)
+            and iterable.func.attr == "items" and isinstance(iterable.func.value, ast.Name)
+            and not iterable.args and not iterable.keywords):
+        return ComprehensionLoop(names, "items", iterable.func.value.id, (), 0, reads, makes_frames)
+    return None
+
+
+def comprehension_loops(tree: ast.Module) -> dict[tuple[int, str], ComprehensionLoop]:
+    """(line, "<listcomp>" | "<setcomp>" | "<dictcomp>") -> its loop, for a comprehension called by the
+    statement that holds it, alone on its line, where it is the only one of its kind outside other
+    comprehensions: `x = ...`, `return ...` or `...` alone, whose parts read only (_reads_only), but for
+    the method of a variable called last (`xs.extend([...])`, which runs after its arguments).
+
+    CPython 3.11 runs such a comprehension on its line: a call event, a line event before the first
+    element, then for each element a line event with its variable(s) bound to it (the jump back to the
+    loop's top), and the return event once the iterable is done. If every variable it reads holds a
+    value of the builtin types, nothing else runs and no object changes, so the iterable is what the
+    caller showed at the line event of the call, and the trail's count of line events says which element
+    a step takes (model_backend/engine/constraint.py). Empty for a program that defines a class or whose
+    own objects could print like a container."""
+    if _defines_a_class(tree) or _may_print_a_container(tree):
+        return {}
+    bound = _bound_names(tree)
+    builtins = frozenset(_STORE_BUILTINS - bound - {"print"})  # nothing may print while the grammar skips the output
+    found: dict[tuple[int, str], ComprehensionLoop | None] = {}
+    for node in _statements_with_a_value(tree):
+        if isinstance(node, ast.Assign) and not all(isinstance(t, ast.Name) for t in node.targets):
+            continue
+        if isinstance(node, ast.AnnAssign) and not isinstance(node.target, ast.Name):
+            continue
+        value = node.value
+        assert value is not None
+        last_called = isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and isinstance(
+            value.func.value, ast.Name)
+        parts = [*value.args, *(k.value for k in value.keywords)] if isinstance(value, ast.Call) and last_called else [value]
+        if any(_reads_only(part, builtins, bound) is None for part in parts):
+            continue
+        outer: list[ast.AST] = list(parts)
+        while outer:
+            part = outer.pop()
+            if isinstance(part, _COMPREHENSIONS_BUILT):
+                key = (node.lineno, _COMPREHENSION_CODE[type(part)])
+                found[key] = None if key in found else _comprehension_loop(part, bound, builtins)
+            if not isinstance(part, (*_COMPREHENSION_NODES, ast.Lambda)):
+                outer.extend(ast.iter_child_nodes(part))
+    return {key: loop for key, loop in found.items() if loop is not None}
+
+
 # Expressions whose code jumps (a branch or a loop inside the statement): the line events of a statement
 # that holds one do not follow its code in one order.
 _JUMPING = (ast.IfExp, ast.BoolOp, ast.Yield, ast.YieldFrom, ast.Await)
