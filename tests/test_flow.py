@@ -1224,6 +1224,8 @@ def test_the_grammar_names_the_element_a_comprehension_takes() -> None:
     # a variable it reads holds a value the program could print as it likes: free
     odd = caller.model_copy(update={"locals": {**caller.locals, "name": "<function name>"}})
     assert accepted("step_over", (odd, call, at()), at(ch="'x'"))
+    elsewhere = caller.model_copy(update={"line": 4, "stack": [StackFrame(function="tally", line=4)]})
+    assert accepted("step_over", (elsewhere, call, at()), at(ch="'x'"))  # not the call's line event
 
 
 def test_step_into_is_free_where_the_comprehension_makes_frames() -> None:
@@ -1235,3 +1237,76 @@ def test_step_into_is_free_where_the_comprehension_makes_frames() -> None:
     trail = tuple((state, "step_into") for state in (caller, call))
     assert FrameConstraint(facts, first, False, "step_over", trail)._comprehension_step == (("_", frozenset({"0"})),)
     assert FrameConstraint(facts, first, False, "step_into", trail)._comprehension_step is None
+
+
+IMPORTS = """\
+from math import floor, ceil
+from string import ascii_lowercase as letters
+from collections import Counter
+import copy
+
+
+def spread(values):
+    low, high = floor(min(values)), ceil(max(values))
+    return low, high
+
+
+def single(word):
+    counts = Counter(word)
+    return (counts,)
+
+
+pair = spread([1.5, 2.5])
+one = single(letters[:3])
+again = copy.copy(pair)
+"""
+
+
+def test_the_lines_that_import_known_names_and_return_tuples() -> None:
+    from model_backend.engine.flow import imported_values, returned_tuples
+
+    tree = ast.parse(IMPORTS)
+    assert imported_values(tree, 200) == {
+        1: (("floor", "<built-in function floor>"), ("ceil", "<built-in function ceil>")),
+        2: (("letters", "'abcdefghijklmnopqrstuvwxyz'"),),
+        3: (("Counter", "<class 'collections.Counter'>"),),
+    }  # not 4: a module's repr names its file
+    assert returned_tuples(tree) == {9: ("low", "high"), 14: ("counts",)}
+
+
+def test_a_program_traced_here_imports_and_returns_what_the_grammar_says() -> None:
+    program = Program(source=IMPORTS, entry=None)
+    result = run_trace(program)
+    assert result.exit == "normal"
+    _forward_steps_checked(program, result, ("step_into", "step_over"))
+
+
+def test_the_grammar_gives_imported_names_their_values_and_a_tuple_its_names() -> None:
+    facts = ProgramFacts.of(Program(source=IMPORTS, entry=None))
+    module = [StackFrame(function="<module>", line=1)]
+
+    def accepted(prev: State, frame: str) -> bool:
+        return _frame_accepted(FrameConstraint(facts, prev, False, "step_over", ()), frame)
+
+    start = State(event="line", line=1, stack=module, locals={})
+    line2 = f"{fmt.EVENT_TOKENS[(False, 'line')]}{fmt.LINENO}2{fmt.ARG}{{}}{fmt.SRC}{facts.lines[2]}{fmt.END_OF_FRAME}"
+    right = line2.replace("{}", '{"floor": "<built-in function floor>", "ceil": "<built-in function ceil>"}')
+    assert accepted(start, right)
+    assert not accepted(start, line2.replace("{}", '{"floor": "<built-in function floor>"}'))  # ceil left out
+    assert not accepted(start, right.replace("<built-in function ceil>", "15.5"))
+    bound = start.model_copy(update={"locals": {"floor": "<built-in function floor>", "ceil": "<built-in function ceil>"}})
+    same = line2.replace("{}", '{"..": "..", "ceil": "<built-in function ceil>"}')
+    assert accepted(bound, line2.replace("{}", '{"..": ".."}'))  # imported again: nothing changes
+    assert accepted(bound, same)
+
+    caller = StackFrame(function="<module>", line=17)
+    at9 = State(event="line", line=9, stack=[caller, StackFrame(function="spread", line=9)],
+                locals={"values": "[1.5, 2.5]", "low": "1", "high": "3"})
+
+    def returns(value: str) -> str:
+        state = at9.model_copy(update={"event": "return", "function": "spread", "source": facts.lines[9], "value": value})
+        return fmt.frame_target(state, at9, False)[len(fmt.FRAME):]
+
+    assert accepted(at9, returns("(1, 3)"))
+    assert not accepted(at9, returns("(3, 1)"))
+    assert not accepted(at9, returns("[1, 3]"))

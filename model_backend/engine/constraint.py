@@ -38,6 +38,7 @@ from model_backend.engine.flow import (
     comprehension_loops,
     for_loops,
     frame_ends,
+    imported_values,
     inert_lines,
     is_generator_def,
     item_stores,
@@ -45,6 +46,7 @@ from model_backend.engine.flow import (
     must_call_lines,
     next_lines,
     returned_names,
+    returned_tuples,
     shared_names,
     simple_assignments,
     statement_line_orders,
@@ -130,6 +132,10 @@ class ProgramFacts:
     # values (flow.inert_lines)
     inert: dict[int, frozenset[str]] = field(default_factory=dict)
     returns: dict[int, str] = field(default_factory=dict)  # line -> name, where it is only `return name`
+    # line -> names, where it is only `return a, b, ...` (flow.returned_tuples)
+    returned_tuples: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    # line -> (name, repr) pairs, where it only imports names of a known module (flow.imported_values)
+    imports: dict[int, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     # (line, function) -> the parameters of the one call the line makes (flow.call_bindings)
     calls: dict[tuple[int, str], Binding] = field(default_factory=dict)
     # (line, "<listcomp>"...) -> the comprehension's `.0` and free names at its call event (flow.comprehension_calls)
@@ -230,6 +236,8 @@ class ProgramFacts:
             must_call=must_call_lines(tree),
             inert={} if dynamic else inert_lines(tree),
             returns=returned_names(tree),
+            returned_tuples=returned_tuples(tree),
+            imports=imported_values(tree, Limits().max_repr),
             calls={} if dynamic else call_bindings(tree, Limits().max_repr),
             comprehensions={} if dynamic else comprehension_calls(table, tree),
             loops={} if dynamic else for_loops(tree),
@@ -1202,12 +1210,14 @@ class FrameConstraint:
                               unchanged=frozenset(name.encode() for name, values in bindings if shown.get(name) in values),
                               unique_keys=facts.unique_keys)
             forced, unchanged = self._forced_value(keys if diff_keys is None else diff_keys)
+            imported = self._imported(keys) if forced is None else ()
             pairs = (forced,) if forced is not None else (
-                self._call_arguments(keys) or self._comprehension_start(keys) or self._caller_after_return(keys))
+                self._call_arguments(keys) or self._comprehension_start(keys) or self._caller_after_return(keys)
+                or imported)
             shaped = self._item_store(keys if diff_keys is None else diff_keys) if forced is None else None
             return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys,
                           forced=tuple((key, frozenset({value})) for key, value in pairs),
-                          unchanged=frozenset({forced[0]}) if forced is not None and unchanged else frozenset(),
+                          unchanged=frozenset({forced[0]}) if forced is not None and unchanged else self._held(imported),
                           shaped=(shaped,) if shaped is not None else (),
                           required=frozenset({shaped[0]}) if shaped is not None and not self._fits_before(*shaped) else frozenset(),
                           unique_keys=facts.unique_keys)
@@ -1713,8 +1723,18 @@ class FrameConstraint:
         assert prev is not None and prev.line is not None
         if self._loop_step is not None:  # a loop left at the end of its frame: the implicit `return None`
             return fmt._json("None").encode()
+        if prev.stack[-1].function in self.facts.suspending:
+            return None
+        names = self.facts.returned_tuples.get(prev.line)
+        if names is not None and all(name in prev.locals for name in names):
+            texts = [prev.locals[name] for name in names]
+            max_repr = Limits().max_repr
+            if any(len(text) > max_repr for text in texts):
+                return None  # an element the tracer cut: the tuple's repr is not known
+            whole = "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
+            return fmt._json(whole if len(whole) <= max_repr else whole[:max_repr] + "...").encode()
         name = self.facts.returns.get(prev.line)
-        if name is None or name not in prev.locals or prev.stack[-1].function in self.facts.suspending:
+        if name is None or name not in prev.locals:
             return None
         return fmt._json(prev.locals[name]).encode()
 
@@ -1738,6 +1758,21 @@ class FrameConstraint:
         if name.encode() not in keys:
             return None, False
         return (name.encode(), fmt._json(text).encode()), prev.locals.get(name) == text
+
+    def _imported(self, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
+        """After a step within the frame from a line that only imports names of a known module
+        (flow.imported_values): those names with their values, as (key, JSON) pairs; empty elsewhere."""
+        if not self._step_within_frame():
+            return ()
+        assert self.prev is not None and self.prev.line is not None
+        pairs = self.facts.imports.get(self.prev.line, ())
+        return tuple((name.encode(), fmt._json(text).encode()) for name, text in pairs if name.encode() in keys)
+
+    def _held(self, pairs: tuple[tuple[bytes, bytes], ...]) -> frozenset[bytes]:
+        """The keys of these (key, JSON) pairs whose variable showed that value already (a diff may leave them out)."""
+        shown = self.prev.locals if self.prev is not None else {}
+        return frozenset(key for key, value in pairs
+                         if key.decode() in shown and fmt._json(shown[key.decode()]).encode() == value)
 
     def _appended(self, name: str, source: ArgumentSource) -> tuple[str, str] | None:
         """After `name.append(arg)` (flow.appended_values): the list's repr with the argument's added,

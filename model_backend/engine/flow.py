@@ -24,6 +24,7 @@ against traced programs (tests/test_flow.py) and every frame of our datasets (sc
 from __future__ import annotations
 
 import ast
+import importlib
 import symtable
 import types
 from collections.abc import Iterator, Sequence
@@ -582,6 +583,46 @@ def returned_names(tree: ast.Module) -> dict[int, str]:
     return {node.lineno: node.value.id for node in ast.walk(tree)
             if isinstance(node, ast.Return) and isinstance(node.value, ast.Name)
             and node.lineno == node.end_lineno and starts.get(node.lineno) == 1}
+
+
+def returned_tuples(tree: ast.Module) -> dict[int, tuple[str, ...]]:
+    """Line -> names, for lines that hold nothing but `return a, b, ...` (plain names): the return event
+    right after a step from such a line returns a new tuple of the objects the names held at the line's
+    event, whose repr is made of theirs."""
+    starts = _statements_per_line(tree)
+    return {node.lineno: tuple(e.id for e in node.value.elts) for node in ast.walk(tree)  # type: ignore[attr-defined]
+            if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and node.value.elts
+            and all(isinstance(e, ast.Name) for e in node.value.elts)
+            and node.lineno == node.end_lineno and starts.get(node.lineno) == 1}
+
+
+# Standard-library modules that import without side effects and whose functions, classes and constants
+# print the same on any machine with this Python (a module object does not: its repr names its file).
+_KNOWN_MODULES = frozenset({"__future__", "math", "string", "collections", "functools", "itertools", "operator",
+                            "heapq", "bisect", "re", "copy", "typing", "statistics", "fractions", "decimal"})
+
+
+def imported_values(tree: ast.Module, max_repr: int) -> dict[int, tuple[tuple[str, str], ...]]:
+    """Line -> (name, repr) for each name bound by a line that holds nothing but `from MODULE import a
+    [as b], ...` with MODULE one of _KNOWN_MODULES. After the step, the names hold the module's
+    attributes, read here from the same standard library (importing it runs no code of the program).
+    Lines that import a module object, a name the module lacks (an ImportError) or `*` are left out."""
+    starts = _statements_per_line(tree)
+    found: dict[int, tuple[tuple[str, str], ...]] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in _KNOWN_MODULES
+                and node.lineno == node.end_lineno and starts.get(node.lineno) == 1):
+            continue
+        module = importlib.import_module(node.module)  # type: ignore[arg-type]
+        values: dict[str, str] = {}
+        for alias in node.names:
+            value = getattr(module, alias.name, None) if alias.name != "*" else None
+            if value is None or isinstance(value, types.ModuleType):
+                break
+            values[alias.asname or alias.name] = safe_repr(value, max_repr)
+        else:
+            found[node.lineno] = tuple(values.items())
+    return found
 
 
 # A parameter's value at a call event, known from the calling line: ("name", the caller's variable whose
