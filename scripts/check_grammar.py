@@ -57,7 +57,7 @@ def walked_frame(facts: ProgramFacts, prev: State | None, state: State, inverse:
 def main() -> None:
     data, split = sys.argv[1], sys.argv[2]
     limit = int(sys.argv[3]) if len(sys.argv) > 3 else None
-    values = stacks = trajectories = names = run = frames = loop_steps = appends = stores = returns = ordered = comprehensions = 0
+    values = stacks = trajectories = names = run = frames = loop_steps = appends = stores = returns = ordered = comprehensions = truths = 0
     refused_frames: list[str] = []
     refused_values: list[str] = []
     refused_stacks: list[str] = []
@@ -84,6 +84,7 @@ def main() -> None:
                 from_line = constraint._step_from_line()
                 loop_steps += constraint._loop_step is not None
                 comprehensions += constraint._comprehension_step is not None
+                truths += constraint._truth_step is not None
                 appends += (from_line and prev.line in facts.appends
                             and constraint._appended(*facts.appends[prev.line]) is not None)
                 stores += constraint._item_store(keys) is not None
@@ -114,7 +115,8 @@ def main() -> None:
           f"{stores} steps over a store of one item whose list or dict they tell, "
           f"{returns} steps from a return back to a caller whose variables the trail tells, "
           f"{ordered} steps from a line of a statement whose line events follow its code, "
-          f"{comprehensions} steps in a comprehension whose element the shown values tell)")
+          f"{comprehensions} steps in a comprehension whose element the shown values tell, "
+          f"{truths} steps from `if NAME:` or `while NAME:` whose branch the shown value tells)")
     for item in refused_values[:20] + refused_stacks[:20] + refused_names[:20] + refused_frames[:20]:
         print("  ", repr(item))
 

@@ -737,7 +737,7 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
     walk = [mdp.start_position()]
     while walk[-1] != mdp.exit_position and len(walk) < 2000:
         walk.append(mdp.step(walk[-1], Action(kind="step_into"))[0])
-    governed = stores = returns = ordered = comprehensions = 0
+    governed = stores = returns = ordered = comprehensions = truths = 0
     keys = frozenset(name.encode() for name in facts.names)
     states = [mdp.state(position) for position in walk]
     for index, position in enumerate(walk[1:], 1):
@@ -751,6 +751,7 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
             constraint = FrameConstraint(facts, prev, False, action, trail)
             governed += constraint._loop_step is not None
             comprehensions += constraint._comprehension_step is not None
+            truths += constraint._truth_step is not None
             constraint.push_frame_text(fmt.frame_target(state, prev, False)[len(fmt.FRAME):])
             assert constraint.done, (prev.line, action)
             stores += constraint._item_store(keys) is not None
@@ -758,7 +759,7 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
             ordered += (prev.event == "line" and prev.line in facts.line_orders
                         and constraint._statement_successors() is not None)
     return {"loops": governed, "stores": stores, "returns": returns, "ordered": ordered,
-            "comprehensions": comprehensions}
+            "comprehensions": comprehensions, "truths": truths}
 
 
 def _rules_on_a_program_traced_here(source: str, entry: str) -> dict[str, int]:
@@ -1310,3 +1311,62 @@ def test_the_grammar_gives_imported_names_their_values_and_a_tuple_its_names() -
     assert accepted(at9, returns("(1, 3)"))
     assert not accepted(at9, returns("(3, 1)"))
     assert not accepted(at9, returns("[1, 3]"))
+
+
+TRUTHS = """\
+def drain(queue, seen):
+    done = []
+    while queue:
+        item = queue.pop()
+        if not seen:
+            seen = {item}
+        elif item:
+            done.append(item)
+        else:
+            pass
+    if done:
+        return done
+"""
+
+
+def test_the_tests_of_a_names_truth() -> None:
+    from model_backend.engine.flow import TruthTest, truth_tests
+
+    assert truth_tests(ast.parse(TRUTHS)) == {
+        3: TruthTest("queue", False, frozenset({4}), frozenset({11})),
+        5: TruthTest("seen", True, frozenset({6}), frozenset({7})),
+        7: TruthTest("item", False, frozenset({8}), frozenset({10})),
+        11: TruthTest("done", False, frozenset({12}), frozenset()),  # false: the frame ends
+    }
+
+
+def test_a_program_traced_here_takes_the_branches_its_values_show() -> None:
+    counts = _rules_on_a_program_traced_here(TRUTHS, "drain([[], 0, 'a', 2.5, ()], set())")
+    assert counts["truths"] >= 12
+    assert _rules_on_a_program_traced_here(TRUTHS, "drain([], {1})")["truths"] >= 2
+
+
+def test_the_grammar_takes_the_branch_a_names_value_says() -> None:
+    facts = ProgramFacts.of(Program(source=TRUTHS, entry="drain([], set())"))
+
+    def goes_to(line: int, action: str = "step_over", **shown: str) -> tuple[set[int], bool]:
+        prev = State(event="line", line=line, stack=[StackFrame(function="drain", line=line)], locals=shown)
+        constraint = FrameConstraint(facts, prev, False, action, ())
+        returns = fmt.EVENT_TOKENS[(False, "return")] in constraint.allowed_specials()
+        if fmt.EVENT_TOKENS[(False, "line")] not in constraint.allowed_specials():
+            return set(), returns
+        constraint.push_special(fmt.EVENT_TOKENS[(False, "line")])
+        constraint.push_special(fmt.LINENO)
+        return {n for n in range(1, 14) if constraint.accepts_text(str(n).encode())
+                and constraint.slot.feed(str(n).encode()).complete}, returns  # type: ignore[union-attr]
+
+    assert goes_to(3, queue="[0]") == ({4}, False)
+    assert goes_to(3, "step_into", queue="[]") == ({11}, False)
+    assert goes_to(5, seen="set()") == ({6}, False)
+    assert goes_to(5, seen="{1}") == ({7}, False)
+    assert goes_to(7, item="''") == ({10}, False)
+    assert goes_to(7, item="'a'") == ({8}, False)
+    assert goes_to(11, done="[]") == (set(), True)
+    assert goes_to(11, done="[2.5]") == ({12}, False)
+    assert goes_to(7, item="deque([1])") == ({8, 10}, False)  # a repr that does not tell: free
+    assert goes_to(7, item="'abcdefghij...") == ({8, 10}, False)

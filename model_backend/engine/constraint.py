@@ -31,6 +31,7 @@ from model_backend.engine.flow import (
     ComprehensionLoop,
     ForLoop,
     ItemStore,
+    TruthTest,
     appended_values,
     call_bindings,
     call_results,
@@ -52,6 +53,7 @@ from model_backend.engine.flow import (
     statement_line_orders,
     suspending_functions,
     symbol_table,
+    truth_tests,
 )
 from model_backend.program import Program
 from model_backend.sandbox import Limits
@@ -136,6 +138,7 @@ class ProgramFacts:
     returned_tuples: dict[int, tuple[str, ...]] = field(default_factory=dict)
     # line -> (name, repr) pairs, where it only imports names of a known module (flow.imported_values)
     imports: dict[int, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    truths: dict[int, TruthTest] = field(default_factory=dict)  # header line -> `if NAME:`... (flow.truth_tests)
     # (line, function) -> the parameters of the one call the line makes (flow.call_bindings)
     calls: dict[tuple[int, str], Binding] = field(default_factory=dict)
     # (line, "<listcomp>"...) -> the comprehension's `.0` and free names at its call event (flow.comprehension_calls)
@@ -238,6 +241,7 @@ class ProgramFacts:
             returns=returned_names(tree),
             returned_tuples=returned_tuples(tree),
             imports=imported_values(tree, Limits().max_repr),
+            truths={} if dynamic else truth_tests(tree),
             calls={} if dynamic else call_bindings(tree, Limits().max_repr),
             comprehensions={} if dynamic else comprehension_calls(table, tree),
             loops={} if dynamic else for_loops(tree),
@@ -1065,6 +1069,22 @@ def _literal_text(text: str, node: ast.expr) -> str | None:
 
 _INT_REPR = re.compile(r"-?\d+")
 _MAX_LISTED = 10_000  # a longer range is left to the model
+_FALSE_REPRS = frozenset({"None", "False", "0", "0.0", "-0.0", "''", '""', "[]", "{}", "()", "set()", "frozenset()",
+                          "0j", "b''", 'b""'})
+
+
+def _truth_of(text: str | None) -> bool | None:
+    """Whether the value shown as `text` is true, where it is the whole repr of a number, a string, a
+    bool, None or a container of literals; None where the repr does not tell."""
+    if text is None:
+        return None
+    if text in _FALSE_REPRS:
+        return False
+    try:
+        value = ast.literal_eval(safe_ast.parse(text, mode="eval"))
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+        return None
+    return bool(value) if repr(value) == text else None
 
 
 def _calls_deep(state: State, frame: State) -> int | None:
@@ -1258,6 +1278,9 @@ class FrameConstraint:
             return bool(self._lines_after_step())
         if self.action == "step_into" and self.prev.line in self.facts.must_call:
             return False
+        goes_to = self._truth_step
+        if goes_to is not None:  # the branch the shown value takes: a line, or past the frame's end
+            return bool(goes_to) if event == "line" else not goes_to
         following = self.facts.next_lines.get(self.prev.line)
         if following is None:
             return True
@@ -1282,6 +1305,9 @@ class FrameConstraint:
         ordered = self._statement_successors()
         if ordered is not None and following & ordered:
             following &= ordered
+        goes_to = self._truth_step
+        if goes_to is not None:
+            return following & goes_to
         loop = self._loop_step
         if loop is not None:
             first, last = loop.loop.body
@@ -1367,6 +1393,24 @@ class FrameConstraint:
         if index == len(values):
             return ()
         return ((loop.counter, frozenset({repr(loop.count_from + index)})), (loop.target, frozenset({values[index]})))
+
+    @cached_property
+    def _truth_step(self) -> frozenset[int] | None:
+        """After step_into or step_over from the header of `if NAME:`, `if not NAME:` or `while NAME:`
+        (flow.truth_tests) where NAME shows a literal of the builtin types: the lines the branch it takes
+        can go to (empty: the frame ends there). None where the rule does not apply."""
+        prev = self.prev
+        if not self._step_from_line() or prev is None or prev.line not in self.facts.truths:
+            return None
+        test = self.facts.truths[prev.line]
+        truth = _truth_of(prev.locals.get(test.name))
+        if truth is None:
+            return None
+        lines = (test.taken if truth != test.negated else test.skipped) & self.facts.frame_lines
+        following = self.facts.next_lines.get(prev.line)
+        if following is None or not lines <= following or (not lines and prev.line not in self.facts.ends):
+            return None  # never the case for a test flow.py follows; a dead end if it were
+        return lines
 
     @cached_property
     def _comprehension_step(self) -> Bindings | None:

@@ -625,6 +625,46 @@ def imported_values(tree: ast.Module, max_repr: int) -> dict[int, tuple[tuple[st
     return found
 
 
+@dataclass(frozen=True)
+class TruthTest:
+    """An `if NAME:`, `elif not NAME:` or `while NAME:` header (see truth_tests)."""
+
+    name: str
+    negated: bool
+    taken: Lines  # where a true test goes: the first line of the body
+    skipped: Lines  # where a false one goes: the else branch, or past the statement (empty: the frame ends)
+
+
+def truth_tests(tree: ast.Module) -> dict[int, TruthTest]:
+    """Header line -> the test, for `if`, `elif` and `while` statements whose test is a plain name or
+    `not` a name, alone on the header's line, with the body on later lines. Testing the truth of a value
+    of the builtin types runs no code of the program, so the value the name shows at the header's line
+    event says where a step goes (model_backend/engine/constraint.py). Empty for a program that defines
+    a class (an object of its own may be true or false as it likes)."""
+    if _defines_a_class(tree):
+        return {}
+    flow = _Flow(tree)
+    starts = _statements_per_line(tree)
+    found: dict[int, TruthTest] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If | ast.While) or id(node) not in flow.place:
+            continue
+        test, negated = node.test, False
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, True
+        if (not isinstance(test, ast.Name) or node.test.end_lineno != node.lineno or starts.get(node.lineno) != 1
+                or node.body[0].lineno <= node.lineno):
+            continue
+        taken = flow.first(node.body[0])
+        if isinstance(node, ast.While):
+            skipped = flow.after_loop(node)
+        else:
+            skipped = flow.first(node.orelse[0]) if node.orelse else flow.after(node)
+        if taken and not taken & skipped:
+            found[node.lineno] = TruthTest(test.id, negated, taken, skipped)
+    return found
+
+
 # A parameter's value at a call event, known from the calling line: ("name", the caller's variable whose
 # value it receives) or ("literal", the literal's repr); None where the line does not tell.
 ArgumentSource = tuple[str, str] | None
