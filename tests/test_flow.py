@@ -1370,3 +1370,23 @@ def test_the_grammar_takes_the_branch_a_names_value_says() -> None:
     assert goes_to(11, done="[2.5]") == ({12}, False)
     assert goes_to(7, item="deque([1])") == ({8, 10}, False)  # a repr that does not tell: free
     assert goes_to(7, item="'abcdefghij...") == ({8, 10}, False)
+
+
+def test_a_caller_keeps_every_value_after_a_comprehension_that_only_reads() -> None:
+    facts = ProgramFacts.of(Program(source=ITERATED, entry="tally('ab', {}, 1, [])"))
+    shown = {"name": "'aba'", "table": "{'p': 1}", "n": "1", "words": "['q']", "kept": "['a', 'a']"}
+
+    def accepted(line: int, after: dict[str, str], value: str) -> bool:
+        caller = State(event="line", line=line, stack=[StackFrame(function="tally", line=line)], locals=shown)
+        stack = [*caller.stack, StackFrame(function="<listcomp>", line=line)]
+        returning = State(event="return", line=line, function="<listcomp>", source=facts.lines[line], stack=stack,
+                          locals={".0": "<list_iterator object>", "ch": "'a'"}, value=value)
+        following = State(event="line", line=line + 1, function="tally", source=facts.lines[line + 1],
+                          stack=[StackFrame(function="tally", line=line + 1)], locals=after)
+        constraint = FrameConstraint(facts, returning, False, "step_over", ((caller, "step_into"),))
+        return _frame_accepted(constraint, fmt.frame_target(following, returning, False)[len(fmt.FRAME):])
+
+    assert accepted(5, shown | {"kept": "['a', 'a']"}, "['a', 'a']")
+    assert not accepted(5, shown | {"kept": "['a']"}, "['a', 'a']")  # `kept = [...]` gets the list returned
+    assert not accepted(5, shown | {"kept": "['a', 'a']", "table": "{}"}, "['a', 'a']")  # nothing else changed
+    assert accepted(11, shown | {"kept": "['a', 'a', 'aa', 'aa']"}, "['aa', 'aa']")  # `kept.extend(...)` ran after it

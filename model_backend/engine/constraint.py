@@ -1738,11 +1738,17 @@ class FrameConstraint:
         bound = self.facts.binds.get(caller.line)
         if bound is None:
             return ()
+        # A comprehension that only reads, in a statement that only reads, changed no object either
+        loop = self.facts.comprehension_loops.get((caller.line, prev.stack[-1].function))
+        untouched = loop is not None and loop.statement_reads_only and all(
+            _builtin_value(prev.locals.get(name, caller.locals.get(name))) for name in loop.reads)
         kept = {name: value for name, value in caller.locals.items()
-                if IMMUTABLE_REPR.fullmatch(value) and name not in bound and name not in self.facts.shared}
+                if (untouched or IMMUTABLE_REPR.fullmatch(value)) and name not in bound and name not in self.facts.shared}
         result = self.facts.call_results.get(caller.line)
         if result is not None and result[1] == prev.stack[-1].function and prev.value is not None:
             kept[result[0]] = prev.value
+        if untouched and loop is not None and loop.result is not None and prev.value is not None:
+            kept[loop.result] = prev.value
         return tuple((name.encode(), fmt._json(value).encode()) for name, value in kept.items() if name.encode() in keys)
 
     def _caller_at_call(self, returning: State) -> State | None:

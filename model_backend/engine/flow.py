@@ -28,7 +28,7 @@ import importlib
 import symtable
 import types
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from model_backend.tracer import safe_repr
 
@@ -1255,6 +1255,11 @@ class ComprehensionLoop:
     count_from: int  # enumerate's start
     reads: frozenset[str]  # the variables it reads from outside: each must hold a value of the builtin types
     makes_frames: bool  # whether its parts hold a comprehension of their own, where step_into stops
+    # Whether the whole statement only reads (no method called after it, as in `xs.extend([...])`): then a
+    # step from its return finds the caller's values as they were but for `result`, the name
+    # `result = <comprehension>` binds
+    statement_reads_only: bool = False
+    result: str | None = None
 
 
 def _comprehension_loop(comp: ast.ListComp | ast.SetComp | ast.DictComp, bound: set[str],
@@ -1323,7 +1328,11 @@ def comprehension_loops(tree: ast.Module) -> dict[tuple[int, str], Comprehension
             part = outer.pop()
             if isinstance(part, _COMPREHENSIONS_BUILT):
                 key = (node.lineno, _COMPREHENSION_CODE[type(part)])
-                found[key] = None if key in found else _comprehension_loop(part, bound, builtins)
+                loop = _comprehension_loop(part, bound, builtins)
+                target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+                result = target.id if isinstance(target, ast.Name) and part is value else None
+                found[key] = None if key in found or loop is None else replace(
+                    loop, statement_reads_only=not last_called, result=result)
             if not isinstance(part, (*_COMPREHENSION_NODES, ast.Lambda)):
                 outer.extend(ast.iter_child_nodes(part))
     return {key: loop for key, loop in found.items() if loop is not None}
