@@ -83,7 +83,7 @@ def main() -> None:
                 keys = frozenset(k.encode() for k in facts.names)
                 from_line = constraint._step_from_line()
                 loop_steps += constraint._loop_step is not None
-                comprehensions += constraint._comprehension_step is not None
+                comprehensions += (constraint._comprehension_step is not None) + (constraint._outer_after_inner is not None)
                 truths += constraint._truth_step is not None
                 appends += (from_line and prev.line in facts.appends
                             and constraint._appended(*facts.appends[prev.line]) is not None)

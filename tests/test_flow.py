@@ -737,7 +737,7 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
     walk = [mdp.start_position()]
     while walk[-1] != mdp.exit_position and len(walk) < 2000:
         walk.append(mdp.step(walk[-1], Action(kind="step_into"))[0])
-    governed = stores = returns = ordered = comprehensions = truths = 0
+    governed = stores = returns = ordered = comprehensions = truths = nested = 0
     keys = frozenset(name.encode() for name in facts.names)
     states = [mdp.state(position) for position in walk]
     for index, position in enumerate(walk[1:], 1):
@@ -751,6 +751,7 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
             constraint = FrameConstraint(facts, prev, False, action, trail)
             governed += constraint._loop_step is not None
             comprehensions += constraint._comprehension_step is not None
+            nested += constraint._outer_after_inner is not None
             truths += constraint._truth_step is not None
             constraint.push_frame_text(fmt.frame_target(state, prev, False)[len(fmt.FRAME):])
             assert constraint.done, (prev.line, action)
@@ -759,7 +760,7 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
             ordered += (prev.event == "line" and prev.line in facts.line_orders
                         and constraint._statement_successors() is not None)
     return {"loops": governed, "stores": stores, "returns": returns, "ordered": ordered,
-            "comprehensions": comprehensions, "truths": truths}
+            "comprehensions": comprehensions, "truths": truths, "nested": nested}
 
 
 def _rules_on_a_program_traced_here(source: str, entry: str) -> dict[str, int]:
@@ -1187,8 +1188,9 @@ def test_the_comprehensions_whose_elements_the_shown_values_tell() -> None:
 
 
 def test_a_program_traced_here_takes_the_elements_its_comprehensions_show() -> None:
-    assert _rules_on_a_program_traced_here(
-        ITERATED, "tally('abcb', {'p': 1, 'q': 2, 'r': 3}, 2, ['q', 'x'])")["comprehensions"] >= 30
+    counts = _rules_on_a_program_traced_here(ITERATED, "tally('abcb', {'p': 1, 'q': 2, 'r': 3}, 2, ['q', 'x'])")
+    assert counts["comprehensions"] >= 50
+    assert counts["nested"] >= 4  # back from `[0 for _ in range(2)]` to the next line event of the one around it
 
 
 def test_the_grammar_names_the_element_a_comprehension_takes() -> None:
@@ -1390,3 +1392,34 @@ def test_a_caller_keeps_every_value_after_a_comprehension_that_only_reads() -> N
     assert not accepted(5, shown | {"kept": "['a']"}, "['a', 'a']")  # `kept = [...]` gets the list returned
     assert not accepted(5, shown | {"kept": "['a', 'a']", "table": "{}"}, "['a', 'a']")  # nothing else changed
     assert accepted(11, shown | {"kept": "['a', 'a', 'aa', 'aa']"}, "['aa', 'aa']")  # `kept.extend(...)` ran after it
+
+
+def test_the_grammar_goes_back_to_the_comprehension_around_one_that_returns() -> None:
+    from model_backend.mdp import TraceMDP
+    from model_backend.state import Action
+
+    program = Program(source=ITERATED, entry="tally('abc', {}, 1, [])")
+    facts = ProgramFacts.of(program)
+    mdp = TraceMDP(run_trace(program))
+    walk = [mdp.start_position()]
+    while walk[-1] != mdp.exit_position and len(walk) < 2000:
+        walk.append(mdp.step(walk[-1], Action(kind="step_into"))[0])
+    states = [mdp.state(position) for position in walk]
+    # the inner `[0 for _ in range(2)]` returning for the second time, to the outer one's line event
+    index = [i for i, state in enumerate(states) if state.event == "return" and len(state.stack) == 3][1]
+    prev = states[index]
+    state = mdp.state(mdp.step(walk[index], Action(kind="step_over"))[0])
+    assert state.locals["_"] == "1" and len(state.stack) == 2
+    trail = tuple((before, "step_into") for before in states[:index])
+
+    def accepted(frame: State) -> bool:
+        return _frame_accepted(FrameConstraint(facts, prev, False, "step_over", trail),
+                               fmt.frame_target(frame, prev, False)[len(fmt.FRAME):])
+
+    assert accepted(state)
+    assert not accepted(state.model_copy(update={"locals": state.locals | {"_": "0"}}))  # the element taken is the second
+    assert not accepted(state.model_copy(update={"locals": state.locals | {"name": "'abc'"}}))  # not the outer's
+    back = state.model_copy(update={"function": "tally", "stack": state.stack[:1], "depth": 0, "locals": {"name": "'abc'"}})
+    assert not accepted(back)  # the outer one is not done
+    assert not accepted(state.model_copy(update={"function": "tally", "stack": state.stack[:1], "depth": 0}))
+    assert FrameConstraint(facts, prev, False, "step_over", trail[-3:])._outer_after_inner is None  # call not in the trail

@@ -16,6 +16,7 @@ fed to the model as forced text.
 from __future__ import annotations
 
 import ast
+import json
 import re
 import symtable
 from collections.abc import Iterator
@@ -45,6 +46,7 @@ from model_backend.engine.flow import (
     item_stores,
     line_bindings,
     must_call_lines,
+    nested_comprehension_loops,
     next_lines,
     returned_names,
     returned_tuples,
@@ -146,6 +148,8 @@ class ProgramFacts:
     loops: dict[int, ForLoop] = field(default_factory=dict)  # header line -> `for` loop (flow.for_loops)
     # (line, "<listcomp>"...) -> the comprehension's loop (flow.comprehension_loops)
     comprehension_loops: dict[tuple[int, str], ComprehensionLoop] = field(default_factory=dict)
+    # (line, inner code name) -> (outer code name, its loop) (flow.nested_comprehension_loops)
+    nested_loops: dict[tuple[int, str], tuple[str, ComprehensionLoop]] = field(default_factory=dict)
     appends: dict[int, tuple[str, ArgumentSource]] = field(default_factory=dict)  # flow.appended_values
     stores: dict[int, ItemStore] = field(default_factory=dict)  # line -> one item stored (flow.item_stores)
     # line -> (name, function) where the line is only `name = function(...)` (flow.call_results)
@@ -246,6 +250,7 @@ class ProgramFacts:
             comprehensions={} if dynamic else comprehension_calls(table, tree),
             loops={} if dynamic else for_loops(tree),
             comprehension_loops={} if dynamic else comprehension_loops(tree),
+            nested_loops={} if dynamic else nested_comprehension_loops(tree),
             appends=appended_values(tree, Limits().max_repr),
             stores={} if dynamic else item_stores(tree, Limits().max_repr),
             call_results=call_results(tree),
@@ -1143,7 +1148,7 @@ class FrameConstraint:
             events = [tok for (inv, event), tok in fmt.EVENT_TOKENS.items() if inv == self.inverse
                       and self._event_may_follow(event)]
             takes_element = self._loop_step is not None and not self._loop_step.leaves
-            in_comprehension = self._comprehension_step is not None  # its next event is its own
+            in_comprehension = self._comprehension_step is not None or self._outer_after_inner is not None
             return events + ([] if self.inverse or takes_element or in_comprehension else list(fmt.EXIT_TOKENS.values()))
         if self.slot_kind == "src" or (self.slot is not None and not self.slot.complete):
             return []  # the forced source text, or a slot that is not finished
@@ -1161,7 +1166,7 @@ class FrameConstraint:
         # Without a stack the parser takes the previous one: there must be one, and its function must
         # be able to be on the chosen line (a line of another function is a change of scope).
         prev = self.prev
-        if prev is None or prev.exit is not None or not prev.stack:
+        if prev is None or prev.exit is not None or not prev.stack or self._outer_after_inner is not None:
             return False
         line = int(self.slot.prefix) if self.slot_kind == "line" and isinstance(self.slot, Choice) else self.line
         return line is None or self.facts.may_be_in(prev.stack[-1].function, line)
@@ -1192,6 +1197,9 @@ class FrameConstraint:
         if self.slot_kind == "stack" and isinstance(self.slot, Stack):
             self.function = self.slot.last_function.decode("utf-8", "replace")
             self.stack_depth = self.slot.count
+        elif self.slot_kind == "stack" and isinstance(self.slot, Choice):  # a stack the rules name whole
+            entries = json.loads(self.slot.prefix)
+            self.function, self.stack_depth = entries[-1][0], len(entries)
         self.position = next(
             i for i in range(self.position + 1, len(self.elements)) if self.elements[i].token == token
         )
@@ -1209,7 +1217,12 @@ class FrameConstraint:
         if kind == "line":  # lines some frame of the program can be on
             return Choice(frozenset(str(n).encode() for n in self._following_lines() or facts.frame_lines))
         if kind == "stack":
-            return Stack.for_frame(facts, self.line)
+            outer = self._outer_after_inner if self.event == "line" else None
+            return Choice(frozenset({outer[0]})) if outer is not None else Stack.for_frame(facts, self.line)
+        if kind == "locals" and self.event == "line" and self._outer_after_inner is not None and self.stack_written:
+            pairs = self._outer_after_inner[1]
+            return Locals(keys=frozenset(key for key, _ in pairs), diff_allowed=False,
+                          forced=tuple((key, frozenset({value})) for key, value in pairs), unique_keys=facts.unique_keys)
         if kind == "locals":
             keys = frozenset(n.encode() for n in facts.locals_of(self._frame_function()))
             changeable = self._changeable()
@@ -1265,6 +1278,8 @@ class FrameConstraint:
         """After such a step: a line event only if some line can follow the previous one in its frame, a
         return only if the previous line can end the frame, and neither after step_into from a line that
         always calls a function of the program. Every other event stays free."""
+        if self._outer_after_inner is not None:
+            return event in ("line", "exception")
         taken = self._comprehension_step
         if taken is not None:  # the next element (or an exception while the step works on it), or the end
             return event in ("line", "exception") if taken else event == "return"
@@ -1290,7 +1305,7 @@ class FrameConstraint:
 
     def _following_lines(self) -> frozenset[int] | None:
         """A line that can follow the previous one in its frame (None where the rule does not apply)."""
-        if self._comprehension_step is not None:
+        if self._comprehension_step is not None or self._outer_after_inner is not None:
             assert self.prev is not None and self.prev.line is not None
             return frozenset({self.prev.line})  # the comprehension stands on its one line
         return self._lines_after_step() if self._step_within_frame() else None
@@ -1423,10 +1438,9 @@ class FrameConstraint:
         reach the call, a variable read that does not hold a builtin value)."""
         prev = self.prev
         if (self.inverse or self.action not in ("step_into", "step_over") or prev is None or prev.exit is not None
-                or prev.event != "line" or prev.line is None or len(prev.stack) < 2
-                or prev.stack[-2].function in EXPRESSION_FRAMES):
+                or prev.event != "line" or prev.line is None):
             return None
-        loop = self.facts.comprehension_loops.get((prev.line, prev.stack[-1].function))
+        loop = self._comprehension_loop(prev)
         if loop is None or (loop.makes_frames and self.action == "step_into"):
             return None
         entry = self._comprehension_entry()
@@ -1446,6 +1460,47 @@ class FrameConstraint:
         if passes - 1 >= len(elements):
             return ()
         return tuple((name, frozenset({value})) for name, value in zip(loop.targets, elements[passes - 1], strict=True))
+
+    def _comprehension_loop(self, state: State) -> ComprehensionLoop | None:
+        """The loop of the comprehension whose frame `state` is in: one its statement calls
+        (flow.comprehension_loops), or one nested in such a one (flow.nested_comprehension_loops)."""
+        if len(state.stack) < 2 or state.line is None:
+            return None
+        caller, frame = state.stack[-2], state.stack[-1]
+        if caller.function not in EXPRESSION_FRAMES:
+            return self.facts.comprehension_loops.get((state.line, frame.function))
+        nested = self.facts.nested_loops.get((state.line, frame.function))
+        return nested[1] if nested is not None and nested[0] == caller.function and caller.line == state.line else None
+
+    @cached_property
+    def _outer_after_inner(self) -> tuple[bytes, tuple[tuple[bytes, bytes], ...]] | None:
+        """After step_over from the return event of a comprehension nested in another
+        (flow.nested_comprehension_loops): the outer one's stack and whole locals at its next line event,
+        which binds its variables to the element it was working on (the outer one's step from its line
+        event the inner one was called from, as _comprehension_step tells it). None where the rule does
+        not apply."""
+        prev = self.prev
+        if (self.inverse or self.action != "step_over" or prev is None or prev.exit is not None
+                or prev.event != "return" or prev.line is None or len(prev.stack) < 3
+                or prev.stack[-2].function not in EXPRESSION_FRAMES):
+            return None
+        nested = self.facts.nested_loops.get((prev.line, prev.stack[-1].function))
+        if nested is None or nested[0] != prev.stack[-2].function or prev.stack[-2].line != prev.line:
+            return None
+        outer = prev.stack[:-1]
+        for index in range(len(self.trail) - 1, -1, -1):
+            state, _ = self.trail[index]
+            if len(state.stack) > len(outer) and state.stack[:len(outer)] == outer:
+                continue  # inside the inner one
+            if state.exit is not None or state.event != "line" or state.stack != outer:
+                return None
+            step = FrameConstraint(self.facts, state, False, "step_over", self.trail[:index])._comprehension_step
+            if not step or any(len(values) != 1 for _, values in step):
+                return None
+            after = dict(state.locals) | {name: next(iter(values)) for name, values in step}
+            stack = fmt._json([[f.function, f.line] for f in outer]).encode()
+            return stack, tuple((name.encode(), fmt._json(value).encode()) for name, value in after.items())
+        return None
 
     def _comprehension_entry(self) -> tuple[int, State] | None:
         """How many line events the previous state's frame has had since its call event, that one

@@ -1306,11 +1306,51 @@ def comprehension_loops(tree: ast.Module) -> dict[tuple[int, str], Comprehension
     caller showed at the line event of the call, and the trail's count of line events says which element
     a step takes (model_backend/engine/constraint.py). Empty for a program that defines a class or whose
     own objects could print like a container."""
+    found: dict[tuple[int, str], ComprehensionLoop | None] = {}
+    for node, comp, last_called, bound, builtins in _statement_comprehensions(tree):
+        key = (node.lineno, _COMPREHENSION_CODE[type(comp)])
+        loop = _comprehension_loop(comp, bound, builtins)
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        result = target.id if isinstance(target, ast.Name) and comp is node.value else None
+        found[key] = None if key in found or loop is None else replace(
+            loop, statement_reads_only=not last_called, result=result)
+    return {key: loop for key, loop in found.items() if loop is not None}
+
+
+def nested_comprehension_loops(tree: ast.Module) -> dict[tuple[int, str], tuple[str, ComprehensionLoop]]:
+    """(line, the inner one's code name) -> (the outer one's code name, the inner one's loop), for a list,
+    set or dict comprehension that is the one part making a frame in the element of a comprehension
+    comprehension_loops follows (`[[0 for _ in range(cols)] for _ in range(rows)]`), whose iterable reads
+    none of the outer one's variables. The outer one calls it once per element, after its line event, so
+    that line event shows what it iterates (read only, as in comprehension_loops); and when it returns,
+    the outer one goes on to its next line event with its variables bound to the element taken."""
+    found: dict[tuple[int, str], tuple[str, ComprehensionLoop] | None] = {}
+    for node, comp, _, bound, builtins in _statement_comprehensions(tree):
+        outer = _comprehension_loop(comp, bound, builtins)
+        inner = [n for n in ast.walk(comp) if n is not comp and isinstance(n, (*_COMPREHENSION_NODES, ast.Lambda))]
+        if outer is None or len(inner) != 1 or not isinstance(inner[0], _COMPREHENSIONS_BUILT):
+            continue
+        results = [comp.key, comp.value] if isinstance(comp, ast.DictComp) else [comp.elt]
+        if not any(inner[0] is n for result in results for n in ast.walk(result)):
+            continue  # in a condition, or the outer one's own iterable
+        loop = _comprehension_loop(inner[0], bound, builtins)
+        iterable = inner[0].generators[0].iter
+        if loop is None or {n.id for n in ast.walk(iterable) if isinstance(n, ast.Name)} & set(outer.targets):
+            continue
+        key = (node.lineno, _COMPREHENSION_CODE[type(inner[0])])
+        found[key] = None if key in found else (_COMPREHENSION_CODE[type(comp)], loop)
+    return {key: pair for key, pair in found.items() if pair is not None}
+
+
+def _statement_comprehensions(tree: ast.Module) -> Iterator[
+        tuple[ast.Assign | ast.AnnAssign | ast.Expr | ast.Return, ast.ListComp | ast.SetComp | ast.DictComp, bool,
+              set[str], frozenset[str]]]:
+    """The comprehensions outside other comprehensions of each statement comprehension_loops takes, with
+    whether a method is called after them, the names the program binds, and the builtins that only read."""
     if _defines_a_class(tree) or _may_print_a_container(tree):
-        return {}
+        return
     bound = _bound_names(tree)
     builtins = frozenset(_STORE_BUILTINS - bound - {"print"})  # nothing may print while the grammar skips the output
-    found: dict[tuple[int, str], ComprehensionLoop | None] = {}
     for node in _statements_with_a_value(tree):
         if isinstance(node, ast.Assign) and not all(isinstance(t, ast.Name) for t in node.targets):
             continue
@@ -1327,15 +1367,9 @@ def comprehension_loops(tree: ast.Module) -> dict[tuple[int, str], Comprehension
         while outer:
             part = outer.pop()
             if isinstance(part, _COMPREHENSIONS_BUILT):
-                key = (node.lineno, _COMPREHENSION_CODE[type(part)])
-                loop = _comprehension_loop(part, bound, builtins)
-                target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
-                result = target.id if isinstance(target, ast.Name) and part is value else None
-                found[key] = None if key in found or loop is None else replace(
-                    loop, statement_reads_only=not last_called, result=result)
+                yield node, part, last_called, bound, builtins
             if not isinstance(part, (*_COMPREHENSION_NODES, ast.Lambda)):
                 outer.extend(ast.iter_child_nodes(part))
-    return {key: loop for key, loop in found.items() if loop is not None}
 
 
 # Expressions whose code jumps (a branch or a loop inside the statement): the line events of a statement
