@@ -1423,3 +1423,53 @@ def test_the_grammar_goes_back_to_the_comprehension_around_one_that_returns() ->
     assert not accepted(back)  # the outer one is not done
     assert not accepted(state.model_copy(update={"function": "tally", "stack": state.stack[:1], "depth": 0}))
     assert FrameConstraint(facts, prev, False, "step_over", trail[-3:])._outer_after_inner is None  # call not in the trail
+
+
+GRIDS = """\
+def fill(rows, cols, table):
+    grid = [[0 for _ in range(cols)] for _ in range(rows)]
+    same = [[0] * cols] * rows
+    for i in range(rows):
+        for j in range(cols):
+            grid[i][j] = i * cols + j
+            same[i][j] += 1
+    table['a'][0] = len(grid)
+    grid[-1][0] = table['b']
+    return grid, same, table
+"""
+
+
+def test_the_lines_that_store_one_item_of_an_inner_list_or_dict() -> None:
+    from model_backend.engine.flow import item_stores
+
+    found = item_stores(ast.parse(GRIDS), 200)
+    assert {line: (store.container, store.outer, store.key, store.augmented) for line, store in found.items()} == {
+        6: ("grid", ("name", "i"), ("name", "j"), False),
+        7: ("same", ("name", "i"), ("name", "j"), True),
+        8: ("table", ("literal", "'a'"), ("literal", "0"), False),
+        9: ("grid", ("literal", "-1"), ("literal", "0"), False),
+    }
+    assert found[6].reads == frozenset({"grid", "i", "j", "cols"})
+
+
+def test_a_program_traced_here_keeps_the_items_an_inner_store_leaves() -> None:
+    counts = _rules_on_a_program_traced_here(GRIDS, "fill(3, 2, {'a': [5, 6], 'b': 7})")
+    assert counts["stores"] >= 10  # `same` holds one list three times: its stores stay free
+
+
+def test_the_grammar_keeps_the_other_items_of_a_grid() -> None:
+    facts = ProgramFacts.of(Program(source=GRIDS, entry="fill(2, 2, {})"))
+
+    def accepted(line: int, locals_text: str, **shown: str) -> bool:
+        prev = State(event="line", line=line, stack=[StackFrame(function="fill", line=line)], locals=shown)
+        return _locals_accepted(facts, prev, {7: 5}.get(line, line + 1), locals_text, "step_over")
+
+    grid = {"grid": "[[0, 1], [0, 0]]", "i": "1", "j": "0", "cols": "2"}
+    assert accepted(6, '{"..": "..", "grid": "[[0, 1], [2, 0]]"}', **grid)
+    assert not accepted(6, '{"..": "..", "grid": "[[0, 1], [2, 2]]"}', **grid)  # another item of the row
+    assert not accepted(6, '{"..": "..", "grid": "[[9, 1], [2, 0]]"}', **grid)  # another row
+    same = {"same": "[[1, 0], [1, 0]]", "i": "0", "j": "1"}
+    assert accepted(7, '{"..": "..", "same": "[[1, 1], [1, 1]]"}', **same)  # one list twice: both rows show it
+    table = {"table": "{'a': [5, 6], 'b': 7}", "grid": "[[0]]"}
+    assert accepted(8, '{"..": "..", "table": "{\'a\': [1, 6], \'b\': 7}"}', **table)
+    assert not accepted(8, '{"..": "..", "table": "{\'a\': [1, 6], \'b\': 8}"}', **table)

@@ -1011,32 +1011,55 @@ def _store_parts(store: ItemStore, shown: dict[str, str]) -> tuple[str | None, .
     """The repr of `store.container` after the store, as fixed texts around one gap (None) for the
     item's new value: from its shown repr (a whole list, or a whole dict of literal keys) and the key's.
     None where the values do not tell: a value cut or not of the right type, an index out of range, a
-    key not there for an augmented store."""
+    key not there for an augmented store; for `NAME[OUTER][KEY]`, an inner value whose repr shows
+    elsewhere in NAME's (it may be the same object)."""
     before = shown[store.container]
+    key = _key_value(store.key, shown) if store.key is not None else None
+    if store.key is not None and key is None:
+        return None
+    if store.outer is None:
+        return _item_parts(before, store.kind, key, store.augmented)
+    outer = _key_value(store.outer, shown)
+    around = _item_parts(before, "item", outer, True) if outer is not None else None
+    if around is None or store.kind != "item":
+        return None
+    head, _, tail = around
+    inner = before[len(head):len(before) - len(tail or "")]  # type: ignore[arg-type]
+    if before.count(inner) != 1:
+        return None
+    parts = _item_parts(inner, store.kind, key, store.augmented)
+    if parts is None:
+        return None
+    return (f"{head}{parts[0]}", None, f"{parts[2]}{tail}")
+
+
+def _key_value(source: ArgumentSource, shown: dict[str, str]) -> object | None:
+    """The key or index a store names (a variable's shown value, or a literal), where it is an immutable value."""
+    assert source is not None
+    text = shown.get(source[1]) if source[0] == "name" else source[1]
+    try:
+        return ast.literal_eval(text) if text is not None and IMMUTABLE_REPR.fullmatch(text) else None
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _item_parts(before: str, kind: str, key: object | None, augmented: bool) -> tuple[str | None, ...] | None:
+    """The repr `before` (a whole list or dict) after a store of one item under `key` (see _store_parts)."""
     try:
         node = safe_ast.parse(before, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    key = None
-    if store.key is not None:
-        text = shown.get(store.key[1]) if store.key[0] == "name" else store.key[1]
-        try:
-            key = ast.literal_eval(text) if text is not None and IMMUTABLE_REPR.fullmatch(text) else None
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            return None
-        if key is None:
-            return None
     if isinstance(node, ast.List):
         elements = shown_elements(before)
         if elements is None:
             return None
         items, count = elements[0], len(elements[0])
-        if store.kind == "append":
+        if kind == "append":
             return ("[" + "".join(f"{item}, " for item in items), None, "]")
         if not isinstance(key, int):
             return None
         position = int(key)
-        if store.kind == "insert":  # list.insert's clamping
+        if kind == "insert":  # list.insert's clamping
             position = min(max(position + count if position < 0 else position, 0), count)
             rest = items[position:]
         elif -count <= position < count:
@@ -1045,7 +1068,7 @@ def _store_parts(store: ItemStore, shown: dict[str, str]) -> tuple[str | None, .
         else:
             return None  # an IndexError
         return ("[" + "".join(f"{item}, " for item in items[:position]), None, "".join(f", {item}" for item in rest) + "]")
-    entries = _dict_entries(before, node) if isinstance(node, ast.Dict) and store.kind == "item" else None
+    entries = _dict_entries(before, node) if isinstance(node, ast.Dict) and kind == "item" else None
     if entries is None:
         return None
     written = [f"{k}: {v}" for k, v in entries]
@@ -1054,7 +1077,7 @@ def _store_parts(store: ItemStore, shown: dict[str, str]) -> tuple[str | None, .
     except (TypeError, ValueError):
         return None
     if index is None:
-        if store.augmented:
+        if augmented:
             return None  # a KeyError
         return ("{" + "".join(f"{entry}, " for entry in written) + repr(key) + ": ", None, "}")
     return ("{" + "".join(f"{entry}, " for entry in written[:index]) + f"{entries[index][0]}: ", None,

@@ -1143,6 +1143,8 @@ class ItemStore:
     key: ArgumentSource  # "item": the key or index (a variable, or a literal's repr); "insert": the position
     augmented: bool  # `container[key] op= ...`: the key must be there already (else a KeyError or IndexError)
     reads: frozenset[str]  # the variables the line reads: each must hold a value of the builtin types
+    # `container[outer][key] = ...`: the key or index of the list or dict inside it whose item is stored
+    outer: ArgumentSource = None
 
 
 def _reads_only(node: ast.expr, builtins: frozenset[str], bound: set[str]) -> frozenset[str] | None:
@@ -1204,8 +1206,11 @@ def item_stores(tree: ast.Module, max_repr: int) -> dict[int, ItemStore]:
     an expression that reads only (_reads_only). Where every variable the line reads holds a value of the
     builtin types, nothing runs but the store itself: after a step from the line within its frame, a list
     or a dict NAME showed whole is the same but for one item, whose value is free (model_backend/engine/
-    constraint.py builds that shape). Empty for a program that defines a class (an instance's methods and
-    operators are the program's code) or where NAME is shared with other frames (`global`, `nonlocal`)."""
+    constraint.py builds that shape). `NAME[OUTER][KEY] = EXPR` (and `op=`) stores into the list or dict
+    NAME holds at OUTER: then NAME's other items stay too, where that inner one is not also elsewhere in
+    NAME (`[[0] * 3] * 3` holds one list three times), which the caller checks from the repr. Empty for a
+    program that defines a class (an instance's methods and operators are the program's code) or where
+    NAME is shared with other frames (`global`, `nonlocal`)."""
     if _defines_a_class(tree):
         return {}
     bound = _bound_names(tree)
@@ -1219,6 +1224,13 @@ def item_stores(tree: ast.Module, max_repr: int) -> dict[int, ItemStore]:
         target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else (
             node.target if isinstance(node, ast.AugAssign) else None)
         store: tuple[str, str, ArgumentSource, ast.expr] | None = None
+        outer: ArgumentSource = None
+        if (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Subscript)
+                and isinstance(target.value.value, ast.Name) and not isinstance(target.value.slice, ast.Slice)):
+            outer = _store_key(target.value.slice, max_repr)  # `NAME[OUTER][KEY] = ...`
+            if outer is None:
+                continue
+            target = ast.Subscript(value=target.value.value, slice=target.slice, ctx=target.ctx)
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and not isinstance(target.slice, ast.Slice):
             assert isinstance(node, ast.Assign | ast.AugAssign)
             store = (target.value.id, "item", _store_key(target.slice, max_repr), node.value)
@@ -1238,9 +1250,9 @@ def item_stores(tree: ast.Module, max_repr: int) -> dict[int, ItemStore]:
         reads = _reads_only(value, builtins, bound)
         if container in shared or reads is None or (kind == "item" and key is None):
             continue
-        key_reads = {key[1]} if key is not None and key[0] == "name" else set()
+        key_reads = {source[1] for source in (key, outer) if source is not None and source[0] == "name"}
         found[node.lineno] = ItemStore(container, kind, key, isinstance(node, ast.AugAssign),
-                                       reads | key_reads | {container})
+                                       reads | key_reads | {container}, outer)
     return found
 
 
