@@ -19,7 +19,7 @@ import ast
 import json
 import re
 import symtable
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -32,6 +32,7 @@ from model_backend.engine.flow import (
     ComprehensionLoop,
     ForLoop,
     ItemStore,
+    LoopArgument,
     TruthTest,
     appended_values,
     call_bindings,
@@ -1101,6 +1102,24 @@ _FALSE_REPRS = frozenset({"None", "False", "0", "0.0", "-0.0", "''", '""', "[]",
                           "0j", "b''", 'b""'})
 
 
+def _range_span(arguments: tuple[LoopArgument, ...], shown: dict[str, str],
+                length: Callable[[str], int | None]) -> range | None:
+    """The range `range(ARGS)` gives, each argument an int literal, a variable showing an int, or
+    `len(VARIABLE)` (`length` says how many elements that variable's shown value holds, where it tells);
+    None where the values do not tell, or where range() would raise (a step of 0)."""
+    values: list[int] = []
+    for kind, text in arguments:
+        if kind == "int":
+            values.append(int(text))
+        elif kind == "name" and _INT_REPR.fullmatch(shown.get(text, "")):
+            values.append(int(shown[text]))
+        elif kind == "len" and (count := length(text)) is not None:
+            values.append(count)
+        else:
+            return None
+    return range(*values) if not (len(values) == 3 and values[2] == 0) else None
+
+
 def _truth_of(text: str | None) -> bool | None:
     """Whether the value shown as `text` is true, where it is the whole repr of a number, a string, a
     bool, None or a container of literals; None where the repr does not tell."""
@@ -1510,20 +1529,16 @@ class FrameConstraint:
         nested = self.facts.nested_loops.get((prev.line, prev.stack[-1].function))
         if nested is None or nested[0] != prev.stack[-2].function or prev.stack[-2].line != prev.line:
             return None
-        outer = prev.stack[:-1]
-        for index in range(len(self.trail) - 1, -1, -1):
-            state, _ = self.trail[index]
-            if len(state.stack) > len(outer) and state.stack[:len(outer)] == outer:
-                continue  # inside the inner one
-            if state.exit is not None or state.event != "line" or state.stack != outer:
-                return None
-            step = FrameConstraint(self.facts, state, False, "step_over", self.trail[:index])._comprehension_step
-            if not step or any(len(values) != 1 for _, values in step):
-                return None
-            after = dict(state.locals) | {name: next(iter(values)) for name, values in step}
-            stack = fmt._json([[f.function, f.line] for f in outer]).encode()
-            return stack, tuple((name.encode(), fmt._json(value).encode()) for name, value in after.items())
-        return None
+        index = self._call_made_at(prev)  # the outer one's line event the inner one was called from
+        if index is None:
+            return None
+        state = self.trail[index][0]
+        step = FrameConstraint(self.facts, state, False, "step_over", self.trail[:index])._comprehension_step
+        if not step or any(len(values) != 1 for _, values in step):
+            return None
+        after = dict(state.locals) | {name: next(iter(values)) for name, values in step}
+        stack = fmt._json([[f.function, f.line] for f in state.stack]).encode()
+        return stack, tuple((name.encode(), fmt._json(value).encode()) for name, value in after.items())
 
     def _comprehension_entry(self) -> tuple[int, State] | None:
         """How many line events the previous state's frame has had since its call event, that one
@@ -1556,20 +1571,12 @@ class FrameConstraint:
         """What the comprehension iterates, as the reprs its variables take for each element, from the
         caller's shown values; None where they do not tell."""
         if loop.kind == "range":
-            values: list[int] = []
-            for kind, text in loop.range_arguments:
-                if kind == "int":
-                    values.append(int(text))
-                elif kind == "name" and _INT_REPR.fullmatch(shown.get(text, "")):
-                    values.append(int(shown[text]))
-                elif kind == "len" and (parsed := shown_elements(shown.get(text, ""))) is not None:
-                    values.append(len(parsed[0]))
-                else:
-                    return None
-            if len(values) == 3 and values[2] == 0:
-                return None  # a ValueError before the comprehension is called
-            span = range(*values)
-            return [(repr(n),) for n in span] if len(span) <= _MAX_LISTED else None
+            def length(name: str) -> int | None:
+                parsed = shown_elements(shown.get(name, ""))
+                return len(parsed[0]) if parsed is not None else None
+
+            span = _range_span(loop.range_arguments, shown, length)
+            return [(repr(n),) for n in span] if span is not None and len(span) <= _MAX_LISTED else None
         assert loop.iterated is not None
         iterated = shown.get(loop.iterated)
         if iterated is None:
@@ -1679,23 +1686,14 @@ class FrameConstraint:
     def _range_step(self, loop: ForLoop, current: str | None, starts: bool) -> Bindings | None:
         """The element (none: it leaves) of a `for` over `range(...)`, whose arguments the shown values tell."""
         assert self.prev is not None
-        shown = self.prev.locals
-        values: list[int] = []
-        for kind, text in loop.range_arguments:
-            if kind == "int":
-                values.append(int(text))
-            elif kind == "name":
-                if not _INT_REPR.fullmatch(shown.get(text, "")):
-                    return None
-                values.append(int(shown[text]))
-            else:  # len(variable)
-                elements = self._iterated_values(loop, text, starts)
-                if elements is None:
-                    return None
-                values.append(len(elements))
-        if len(values) == 3 and values[2] == 0:
-            return None  # a ValueError, not a step
-        span = range(*values)
+
+        def length(name: str) -> int | None:
+            elements = self._iterated_values(loop, name, starts)
+            return len(elements) if elements is not None else None
+
+        span = _range_span(loop.range_arguments, self.prev.locals, length)
+        if span is None:
+            return None
         if starts:
             taken = span[0] if span else None
         elif current is None or not _INT_REPR.fullmatch(current) or int(current) not in span:
@@ -1832,13 +1830,19 @@ class FrameConstraint:
     def _caller_at_call(self, returning: State) -> State | None:
         """The caller's line event from which the call that `returning` returns from was made: the last
         state of the trail outside that call, if it is the caller's line event on the calling line."""
+        index = self._call_made_at(returning)
+        return self.trail[index][0] if index is not None else None
+
+    def _call_made_at(self, returning: State) -> int | None:
+        """The index in the trail of the state _caller_at_call names."""
         outer = returning.stack[:-1]
-        for state, _ in reversed(self.trail):
+        for index in range(len(self.trail) - 1, -1, -1):
+            state = self.trail[index][0]
             if state.exit is not None:
                 return None
             if len(state.stack) > len(outer) and state.stack[:len(outer)] == outer:
                 continue  # inside the call
-            return state if state.event == "line" and state.stack == outer else None
+            return index if state.event == "line" and state.stack == outer else None
         return None
 
     def _returned_value(self) -> bytes | None:
