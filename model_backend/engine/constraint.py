@@ -58,6 +58,7 @@ from model_backend.engine.flow import (
     symbol_table,
     truth_tests,
 )
+from model_backend.engine.iterables import iterable_elements
 from model_backend.program import Program
 from model_backend.sandbox import Limits
 from model_backend.state import State
@@ -97,6 +98,7 @@ EXPRESSION_FRAME_NAMES: dict[type, str] = {ast.ListComp: "<listcomp>", ast.SetCo
                                            ast.Lambda: "<lambda>"}
 EXPRESSION_FRAMES = frozenset(EXPRESSION_FRAME_NAMES.values())
 _SPECIAL_TOKEN = re.compile(r"<\|[a-z0-9_]+\|>")  # every "<|" of a frame starts one (docs/trace-format.md)
+_MAX_REPR = Limits().max_repr  # the tracer cuts a longer repr
 MAX_STRING = 240  # bytes in one JSON string (reprs are cut at 200 characters by the tracer)
 MAX_STACK = 32
 
@@ -1389,7 +1391,9 @@ class FrameConstraint:
         starts = True if current is None and loop.unbound_means_start else self._loop_starts(loop)
         if starts is None or (not starts and not loop.round_known):
             return None
-        if loop.iterated is None:
+        if loop.expression is not None:
+            bindings = self._expression_step(loop, starts)
+        elif loop.iterated is None:
             bindings = self._range_step(loop, current, starts)
         elif loop.counter is not None:
             bindings = self._enumerate_step(loop, current, starts)
@@ -1430,6 +1434,44 @@ class FrameConstraint:
             return None  # the value is not in the iterable, or it may be the last one or not
         taken = frozenset(values[i] for i in after if i < len(values))
         return ((loop.target, taken),) if taken else ()
+
+    def _expression_step(self, loop: ForLoop, starts: bool) -> Bindings | None:
+        """The element of `for x in EXPRESSION` or `for a, b in EXPRESSION` (none: it leaves), whose
+        iterable builtins build from variables (model_backend/engine/iterables.py): computed from their
+        shown values, which going round again still tell it only if the body cannot have changed a list
+        or dict among them (_left_alone; the loop's flags say none is rebound). The element is the first,
+        or the one after the variables' values, where the passes since the loop started pick among
+        several places those values hold."""
+        prev = self.prev
+        assert prev is not None and loop.expression is not None
+        read = {n.id for n in ast.walk(loop.expression) if isinstance(n, ast.Name)}
+        if not starts and not all(self._left_alone(loop, value) for name, value in prev.locals.items()
+                                  if name in read and value.startswith(("[", "{"))):
+            return None
+        elements = iterable_elements(loop.expression, prev.locals, _MAX_REPR)
+        if elements is None:
+            return None
+        names = (loop.counter, loop.target) if loop.counter is not None else (loop.target,)
+        values: list[tuple[str, ...]] = []
+        for element in elements:
+            if len(names) == 1:
+                values.append((repr(element),))
+            elif isinstance(element, tuple | list | str) and len(element) == 2:
+                values.append((repr(element[0]), repr(element[1])))
+            else:
+                return None  # unpacking it raises
+        current = tuple(prev.locals.get(name) for name in names)
+        after = [0] if starts else [i + 1 for i, value in enumerate(values) if value == current]
+        if len(after) > 1:
+            passes = self._passes_since_start(loop)
+            if passes is not None and passes - 1 in after:
+                after = [passes - 1]
+        if len({i >= len(values) for i in after}) != 1:
+            return None
+        taken = {values[i] for i in after if i < len(values)}
+        if len(names) == 2 and len(taken) > 1:
+            return None  # each name would be free to take its part from another element
+        return tuple((name, frozenset(value[k] for value in taken)) for k, name in enumerate(names)) if taken else ()
 
     def _enumerate_step(self, loop: ForLoop, current: str | None, starts: bool) -> Bindings | None:
         """The count and the element of `for i, x in enumerate(xs)` (none: it leaves); the count tells
@@ -1577,6 +1619,16 @@ class FrameConstraint:
 
             span = _range_span(loop.range_arguments, shown, length)
             return [(repr(n),) for n in span] if span is not None and len(span) <= _MAX_LISTED else None
+        if loop.kind == "expression":
+            assert loop.expression is not None
+            computed = iterable_elements(loop.expression, shown, _MAX_REPR)
+            if computed is None:
+                return None
+            if len(loop.targets) == 1:
+                return [(repr(element),) for element in computed]
+            if not all(isinstance(e, tuple | list | str) and len(e) == 2 for e in computed):
+                return None  # unpacking it raises
+            return [(repr(e[0]), repr(e[1])) for e in computed]  # type: ignore[index]
         assert loop.iterated is not None
         iterated = shown.get(loop.iterated)
         if iterated is None:

@@ -30,6 +30,7 @@ import types
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
+from model_backend.engine.iterables import holds_a_set, iterable_reads
 from model_backend.tracer import safe_repr
 
 Lines = frozenset[int]
@@ -378,16 +379,6 @@ def shared_names(tree: ast.Module) -> frozenset[str]:
     return frozenset(n for node in ast.walk(tree) if isinstance(node, ast.Global | ast.Nonlocal) for n in node.names)
 
 
-def _holds_a_set(value: object) -> bool:
-    if isinstance(value, set | frozenset):
-        return True
-    if isinstance(value, list | tuple):
-        return any(_holds_a_set(v) for v in value)
-    if isinstance(value, dict):
-        return any(_holds_a_set(v) for v in value.values())
-    return False
-
-
 def simple_assignments(tree: ast.Module, max_repr: int) -> tuple[dict[int, tuple[str, str]], dict[int, tuple[str, str]]]:
     """Lines that hold nothing but `name = <literal>` or `name = other` (or `name: T = ...`), as two maps:
     line -> (name, repr of the literal) and line -> (name, other). After a step from such a line's event
@@ -419,7 +410,7 @@ def simple_assignments(tree: ast.Module, max_repr: int) -> tuple[dict[int, tuple
             value = ast.literal_eval(value_node)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
-        if not _holds_a_set(value):
+        if not holds_a_set(value):
             literals[node.lineno] = (target.id, safe_repr(value, max_repr))
     return literals, copies
 
@@ -906,8 +897,13 @@ class ForLoop:
     # For a list, a dict or a set, which the body could change while the loop runs: None where it may
     # (see _mutation_check), else (names it reads from outside, names whose object it may change)
     mutation_check: tuple[frozenset[str], frozenset[str]] | None
-    counter: str | None = None  # `for counter, target in enumerate(iterated[, count_from]):`
+    # `for counter, target in enumerate(iterated[, count_from]):`; for a loop over `expression`, the
+    # first of the two names it unpacks each element into (`for key, value in counts.items():`)
+    counter: str | None = None
     count_from: int = 0
+    # `for NAME in EXPRESSION:` (or two names), where builtins build the iterable from variables
+    # (model_backend/engine/iterables.py): the elements are computed from their shown values
+    expression: ast.expr | None = None
 
 
 def _bound_names(tree: ast.Module) -> set[str]:
@@ -977,9 +973,11 @@ def _range_arguments(node: ast.expr, bound: set[str]) -> list[LoopArgument] | No
 
 
 def for_loops(tree: ast.Module) -> dict[int, ForLoop]:
-    """Header line -> the loop, for `for NAME in VARIABLE:`, `for I, NAME in enumerate(VARIABLE[, INT]):`
-    and `for NAME in range(ARGS):` loops (each argument an int literal, a variable, or `len(VARIABLE)`) whose header stands alone on its line with
-    the body on lines after it. A step from the header's line event takes the iterable's next element or
+    """Header line -> the loop, for `for NAME in VARIABLE:`, `for I, NAME in enumerate(VARIABLE[, INT]):`,
+    `for NAME in range(ARGS):` loops (each argument an int literal, a variable, or `len(VARIABLE)`) and
+    `for NAME in EXPRESSION:` or `for A, B in EXPRESSION:` loops over what builtins build from variables
+    (`sentence.split()`, `sorted(counts.items())`: model_backend/engine/iterables.py), whose header stands
+    alone on its line with the body on lines after it. A step from the header's line event takes the iterable's next element or
     leaves the loop, and nothing else happens (iterating a value of the builtin types runs none of the
     program's code): the caller reads that element from the shown values (model_backend/engine/
     constraint.py). When the loop starts, the header has just evaluated the iterable, so the shown value
@@ -1011,6 +1009,8 @@ def for_loops(tree: ast.Module) -> dict[int, ForLoop]:
         count_from = 0
         iterated: str | None = None
         arguments: list[LoopArgument] = []
+        expression: ast.expr | None = None
+        reads: frozenset[str] | None = frozenset()
         if (isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2
                 and all(isinstance(e, ast.Name) for e in node.target.elts) and _is_enumerate(node.iter, bound)):
             counter, target = (e.id for e in node.target.elts)  # type: ignore[attr-defined]
@@ -1020,15 +1020,16 @@ def for_loops(tree: ast.Module) -> dict[int, ForLoop]:
             assert isinstance(call, ast.Call)
             count_from = call.args[1].value if len(call.args) == 2 else 0  # type: ignore[attr-defined]
             iterated = call.args[0].id  # type: ignore[attr-defined]
-        elif not isinstance(node.target, ast.Name):
-            continue
-        elif isinstance(node.iter, ast.Name):
+        elif isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Name):
             target, iterated = node.target.id, node.iter.id
-        elif (in_range := _range_arguments(node.iter, bound)) is not None:
+        elif isinstance(node.target, ast.Name) and (in_range := _range_arguments(node.iter, bound)) is not None:
             target, arguments = node.target.id, in_range
+        elif (reads := iterable_reads(node.iter, bound)) is not None and (names := _loop_targets(node.target)):
+            expression = node.iter
+            counter, target = names if len(names) == 2 else (None, names[0])
         else:
             continue
-        variables = ([iterated] if iterated else []) + [text for kind, text in arguments if kind != "int"]
+        variables = ([iterated] if iterated else []) + [text for kind, text in arguments if kind != "int"] + sorted(reads or ())
         stored = _names_bound(list(node.body))
         targets = {target} | ({counter} if counter else set())
         round_known = not (targets | set(variables)) & (stored | declared)
@@ -1041,8 +1042,18 @@ def for_loops(tree: ast.Module) -> dict[int, ForLoop]:
         body = (node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno)
         check = _mutation_check(node, stored, bound, builtins, targets) if alone and round_known else None
         loops[node.lineno] = ForLoop(target, iterated, tuple(arguments), body, round_known,
-                                     not deleted and not targets & declared, check, counter, count_from)
+                                     not deleted and not targets & declared, check, counter, count_from, expression)
     return loops
+
+
+def _loop_targets(target: ast.expr) -> tuple[str, ...] | None:
+    """The names of `for NAME in` or `for A, B in` (two different names); None for any other target."""
+    if isinstance(target, ast.Name):
+        return (target.id,)
+    if (isinstance(target, ast.Tuple) and len(target.elts) == 2 and all(isinstance(e, ast.Name) for e in target.elts)
+            and target.elts[0].id != target.elts[1].id):  # type: ignore[attr-defined]
+        return tuple(e.id for e in target.elts)  # type: ignore[attr-defined]
+    return None
 
 
 def _is_enumerate(node: ast.expr, bound: set[str]) -> bool:
@@ -1261,7 +1272,7 @@ class ComprehensionLoop:
     """A list, set or dict comprehension whose elements the shown values can tell (see comprehension_loops)."""
 
     targets: tuple[str, ...]  # its variable; (key, value) over `.items()`; (counter, element) over enumerate
-    kind: str  # "name": over `iterated`; "items": over `iterated.items()`; "enumerate"; "range"
+    kind: str  # "name": over `iterated`; "items": over `iterated.items()`; "enumerate"; "range"; "expression"
     iterated: str | None  # the variable whose value it iterates (None for `range(...)`)
     range_arguments: tuple[LoopArgument, ...]
     count_from: int  # enumerate's start
@@ -1272,12 +1283,15 @@ class ComprehensionLoop:
     # `result = <comprehension>` binds
     statement_reads_only: bool = False
     result: str | None = None
+    # kind "expression": the iterable builtins build from variables (model_backend/engine/iterables.py)
+    expression: ast.expr | None = None
 
 
 def _comprehension_loop(comp: ast.ListComp | ast.SetComp | ast.DictComp, bound: set[str],
                         builtins: frozenset[str]) -> ComprehensionLoop | None:
     """The loop of a comprehension with one `for` over a variable, `VARIABLE.items()`, `enumerate(VARIABLE[,
-    INT])` or `range(ARGS)`, whose parts only read (_reads_only); None for anything else."""
+    INT])`, `range(ARGS)` or what builtins build from variables (iterables.iterable_reads), whose parts
+    only read (_reads_only); None for anything else."""
     reads = _reads_only(comp, builtins, bound)
     if reads is None or len(comp.generators) != 1 or comp.generators[0].is_async:
         return None
@@ -1302,6 +1316,8 @@ def _comprehension_loop(comp: ast.ListComp | ast.SetComp | ast.DictComp, bound: 
             and iterable.func.attr == "items" and isinstance(iterable.func.value, ast.Name)
             and not iterable.args and not iterable.keywords):
         return ComprehensionLoop(names, "items", iterable.func.value.id, (), 0, reads, makes_frames)
+    if iterable_reads(iterable, bound) is not None:
+        return ComprehensionLoop(names, "expression", None, (), 0, reads, makes_frames, expression=iterable)
     return None
 
 
