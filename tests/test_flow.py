@@ -143,8 +143,9 @@ def test_the_grammar_applies_it_after_step_into_and_step_over_only() -> None:
 
 
 def test_a_step_within_the_frame_changes_only_what_it_can() -> None:
-    """After step_over from `n += 1` (line 12), a diff may name n (bound there) and xs (a list, which a
-    call could mutate), never total or d: an int and a str change only when rebound."""
+    """After step_over from `n += 1` (line 12), a diff names n (bound there), as 1 (deduce.py), and
+    never total or d (an int and a str change only when rebound) nor xs (nothing the line does on an
+    int reaches a list: flow.mutating_lines)."""
     facts = ProgramFacts.of(Program(source=FLOW, entry="f([1], 'x')"))
     prev = State(event="line", line=12, stack=[StackFrame(function="f", line=12)],
                  locals={"xs": "[1]", "d": "'x'", "total": "0", "x": "1", "n": "0"})
@@ -153,8 +154,9 @@ def test_a_step_within_the_frame_changes_only_what_it_can() -> None:
         return _locals_accepted(facts, prev, 13, locals_text, action)
 
     assert accepted('{"..": "..", "n": "1"}')
-    assert accepted('{"..": "..", "xs": "[2]"}')
-    assert accepted('{"..": ".."}')
+    assert not accepted('{"..": "..", "n": "1", "xs": "[2]"}')  # nothing `n += 1` does on an int reaches xs
+    assert not accepted('{"..": ".."}')  # `n += 1` on a shown int gives 1 (deduce.py): the diff must say so
+    assert not accepted('{"..": "..", "n": "2"}')
     assert not accepted('{"..": "..", "total": "1"}')
     assert not accepted('{"..": "..", "n": "1", "d": "\'y\'"}')
     assert accepted('{"..": "..", "total": "1"}', action="step_return")  # a return runs more than one line
@@ -436,7 +438,7 @@ def test_a_program_traced_here_keeps_the_inert_rule() -> None:
 
 def test_the_grammar_keeps_a_diff_to_what_an_inert_line_binds() -> None:
     """After step_over from `z = xs + [n] ...` (line 6), a diff may name z only: not the list xs, which it
-    may name after line 7 (`alias += [2]`), nor after line 6 once a read name holds an object of another type."""
+    may name after line 7 (`alias += [2]`, with alias), nor after line 6 once a read name holds an object of another type."""
     facts = ProgramFacts.of(Program(source=INERT, entry="f([1], 3)"))
     local = {"xs": "[1]", "n": "3", "d": "defaultdict(<class 'list'>, {3: []})", "alias": "[1]", "y": "[]"}
 
@@ -447,7 +449,8 @@ def test_the_grammar_keeps_a_diff_to_what_an_inert_line_binds() -> None:
     assert accepted(6, '{"..": "..", "z": "[1, 3]"}')
     assert not accepted(6, '{"..": "..", "z": "[1, 3]", "xs": "[1, 2]"}')
     assert not accepted(6, '{"..": "..", "z": "[1, 3]", "y": "[2]"}')
-    assert accepted(7, '{"..": "..", "xs": "[1, 2]"}', z="[1, 3]")
+    assert accepted(7, '{"..": "..", "alias": "[1, 2]", "xs": "[1, 2]"}', z="[1, 3]")  # the same list
+    assert not accepted(7, '{"..": "..", "xs": "[1, 2]"}', z="[1, 3]")  # alias must show `alias + [2]`
     assert accepted(6, '{"..": "..", "z": "[1, 3]", "y": "[2]"}', xs="<generator object g>")
     assert accepted(5, '{"..": "..", "y": "[]", "d": "defaultdict(<class \'list\'>, {3: [], 4: []})"}')
 
@@ -737,7 +740,7 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
     walk = [mdp.start_position()]
     while walk[-1] != mdp.exit_position and len(walk) < 2000:
         walk.append(mdp.step(walk[-1], Action(kind="step_into"))[0])
-    governed = stores = returns = ordered = comprehensions = truths = nested = 0
+    governed = stores = returns = ordered = comprehensions = truths = nested = mutating = computed = 0
     keys = frozenset(name.encode() for name in facts.names)
     states = [mdp.state(position) for position in walk]
     for index, position in enumerate(walk[1:], 1):
@@ -759,8 +762,12 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
             returns += bool(constraint._caller_after_return(keys))
             ordered += (prev.event == "line" and prev.line in facts.line_orders
                         and constraint._statement_successors() is not None)
+            mutating += prev.event == "line" and prev.line in facts.mutating and state.event in ("line", "return")
+            computed += bool(constraint._computed(keys)) or (
+                prev.line in facts.computed_returns and constraint._returned_value() is not None)
     return {"loops": governed, "stores": stores, "returns": returns, "ordered": ordered,
-            "comprehensions": comprehensions, "truths": truths, "nested": nested}
+            "comprehensions": comprehensions, "truths": truths, "nested": nested, "mutating": mutating,
+            "computed": computed}
 
 
 def _rules_on_a_program_traced_here(source: str, entry: str) -> dict[str, int]:
@@ -1473,3 +1480,74 @@ def test_the_grammar_keeps_the_other_items_of_a_grid() -> None:
     table = {"table": "{'a': [5, 6], 'b': 7}", "grid": "[[0]]"}
     assert accepted(8, '{"..": "..", "table": "{\'a\': [1, 6], \'b\': 7}"}', **table)
     assert not accepted(8, '{"..": "..", "table": "{\'a\': [1, 6], \'b\': 8}"}', **table)
+
+
+def test_a_builtin_type_called_empty_is_a_literal() -> None:
+    from model_backend.engine.flow import simple_assignments
+
+    source = "def f(x):\n    a = list()\n    b = dict()\n    c = set()\n    d = str()\n    e = list(x)\n    g = int()\n"
+    assert simple_assignments(ast.parse(source), 200)[0] == {
+        2: ("a", "[]"), 3: ("b", "{}"), 4: ("c", "set()"), 5: ("d", "''"), 7: ("g", "0")}
+    assert simple_assignments(ast.parse("list = tuple\ndef f():\n    a = list()\n"), 200)[0] == {}  # not the builtin
+
+
+MUTATING = """\
+def two_sum(array, target):
+    seen = {}
+    grid = [[0, 0], [1, 1]]
+    row = grid[1]
+    for index, num in enumerate(array):
+        seen[target - num] = index
+        grid[index % 2][0] += num
+        row.append(len(seen))
+        seen.update(row=index)
+        array[0], array[1] = array[1], array[0]
+        other = seen.get(num, row)
+        f(seen)
+    return seen, grid
+
+
+def f(d):
+    d.clear()
+"""
+
+
+def test_the_lines_that_change_objects_only_through_names() -> None:
+    from model_backend.engine.flow import mutating_lines
+
+    names = frozenset
+    assert mutating_lines(ast.parse(MUTATING)) == {
+        6: (names({"seen", "target", "num", "index"}), names({"seen"})),
+        7: (names({"grid", "index", "num"}), names({"grid"})),
+        8: (names({"row", "seen"}), names({"row"})),
+        9: (names({"seen", "index"}), names({"seen"})),
+        10: (names({"array"}), names({"array"})),
+        17: (names({"d"}), names({"d"})),
+    }  # not 11 (it binds, `get` only reads: the inert rule's), not 12 (a call of the program's code)
+    assert mutating_lines(ast.parse("class A:\n    pass\n" + MUTATING)) == {}  # an object's methods may be the program's
+
+
+def test_a_store_leaves_the_objects_it_cannot_reach() -> None:
+    """After step_over from `seen[target - num] = index` the list `array` keeps its value (the model had
+    written a loop of text there), `seen` may change; after `grid[index % 2][0] += num`, `row` may
+    change too: its repr is inside grid's, and it is grid's row."""
+    facts = ProgramFacts.of(Program(source=MUTATING, entry="two_sum([4, 11], 7)"))
+    shown = {"array": "[4, 11]", "target": "7", "seen": "{}", "grid": "[[0, 0], [1, 1]]", "row": "[1, 1]",
+             "index": "0", "num": "4"}
+
+    def accepted(line: int, locals_text: str, to: int | None = None) -> bool:
+        prev = State(event="line", line=line, stack=[StackFrame(function="two_sum", line=line)], locals=shown)
+        return _locals_accepted(facts, prev, to or line + 1, locals_text, "step_over")
+
+    assert accepted(6, '{"..": "..", "seen": "{3: 0}"}')
+    assert not accepted(6, '{"..": "..", "seen": "{3: 0}", "array": "[0: 0: 0]"}')
+    assert not accepted(6, '{"..": "..", "grid": "[[0, 0]]"}')
+    assert accepted(7, '{"..": "..", "grid": "[[4, 0], [1, 1]]"}')
+    assert accepted(7, '{"..": "..", "grid": "[[0, 0], [5, 1]]", "row": "[5, 1]"}')
+    assert not accepted(7, '{"..": "..", "array": "[4]"}')
+    assert accepted(12, '{"..": "..", "array": "[4]"}', to=5)  # f is the program's code: anything mutable may change
+
+
+def test_a_program_traced_here_changes_only_what_its_lines_reach() -> None:
+    counts = _rules_on_a_program_traced_here(MUTATING.replace("        f(seen)\n", ""), "two_sum([4, 11, 2], 7)")
+    assert counts["mutating"] >= 20

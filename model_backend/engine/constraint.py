@@ -25,6 +25,8 @@ from functools import cached_property
 
 from model_backend import safe_ast
 from model_backend import trace_format as fmt
+from model_backend.engine.deduce import iterable_elements, value_repr
+from model_backend.engine.deduce import truth as deduced_truth
 from model_backend.engine.flow import (
     ArgumentSource,
     Binding,
@@ -39,6 +41,7 @@ from model_backend.engine.flow import (
     call_results,
     comprehension_calls,
     comprehension_loops,
+    computed_values,
     for_loops,
     frame_ends,
     imported_values,
@@ -47,6 +50,7 @@ from model_backend.engine.flow import (
     item_stores,
     line_bindings,
     must_call_lines,
+    mutating_lines,
     nested_comprehension_loops,
     next_lines,
     returned_names,
@@ -58,7 +62,6 @@ from model_backend.engine.flow import (
     symbol_table,
     truth_tests,
 )
-from model_backend.engine.iterables import iterable_elements
 from model_backend.program import Program
 from model_backend.sandbox import Limits
 from model_backend.state import State
@@ -138,6 +141,13 @@ class ProgramFacts:
     # line -> the names it reads, where it calls nothing and changes no object if those hold builtin
     # values (flow.inert_lines)
     inert: dict[int, frozenset[str]] = field(default_factory=dict)
+    # line -> (names, expression) for `NAME = EXPR`, `A, B = EXPR`, `NAME op= EXPR`, and line -> EXPR for
+    # `return EXPR`, where EXPR is made of variables, operators and builtins (flow.computed_values)
+    computed: dict[int, tuple[tuple[str, ...], ast.expr]] = field(default_factory=dict)
+    computed_returns: dict[int, ast.expr] = field(default_factory=dict)
+    # line -> (the names it reads, the names through which it changes objects), where it changes objects
+    # only through plain names if those hold builtin values (flow.mutating_lines)
+    mutating: dict[int, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
     returns: dict[int, str] = field(default_factory=dict)  # line -> name, where it is only `return name`
     # line -> names, where it is only `return a, b, ...` (flow.returned_tuples)
     returned_tuples: dict[int, tuple[str, ...]] = field(default_factory=dict)
@@ -229,6 +239,7 @@ class ProgramFacts:
         dynamic = _uses_dynamic_lookup(tree)  # then neither rule below can be trusted
         table = symbol_table(program.source)
         literals, copies = simple_assignments(tree, Limits().max_repr)
+        computed, computed_returns = ({}, {}) if dynamic else computed_values(tree)
         return cls(
             lines=lines, names=frozenset(names), functions=frozenset(functions),
             spans={name: frozenset(span) for name, span in spans.items()},
@@ -245,6 +256,9 @@ class ProgramFacts:
             unique_keys="__repr__" not in program.source,
             must_call=must_call_lines(tree),
             inert={} if dynamic else inert_lines(tree),
+            mutating={} if dynamic else mutating_lines(tree),
+            computed=computed,
+            computed_returns=computed_returns,
             returns=returned_names(tree),
             returned_tuples=returned_tuples(tree),
             imports=imported_values(tree, Limits().max_repr),
@@ -1287,7 +1301,7 @@ class FrameConstraint:
                               unchanged=frozenset(name.encode() for name, values in bindings if shown.get(name) in values),
                               unique_keys=facts.unique_keys)
             forced, unchanged = self._forced_value(keys if diff_keys is None else diff_keys)
-            imported = self._imported(keys) if forced is None else ()
+            imported = (self._imported(keys) or self._computed(keys)) if forced is None else ()
             pairs = (forced,) if forced is not None else (
                 self._call_arguments(keys) or self._comprehension_start(keys) or self._caller_after_return(keys)
                 or imported)
@@ -1437,7 +1451,7 @@ class FrameConstraint:
 
     def _expression_step(self, loop: ForLoop, starts: bool) -> Bindings | None:
         """The element of `for x in EXPRESSION` or `for a, b in EXPRESSION` (none: it leaves), whose
-        iterable builtins build from variables (model_backend/engine/iterables.py): computed from their
+        iterable builtins build from variables (model_backend/engine/deduce.py): computed from their
         shown values, which going round again still tell it only if the body cannot have changed a list
         or dict among them (_left_alone; the loop's flags say none is rebound). The element is the first,
         or the one after the variables' values, where the passes since the loop started pick among
@@ -1502,7 +1516,8 @@ class FrameConstraint:
         if not self._step_from_line() or prev is None or prev.line not in self.facts.truths:
             return None
         test = self.facts.truths[prev.line]
-        truth = _truth_of(prev.locals.get(test.name))
+        truth = (_truth_of(prev.locals.get(test.name)) if test.expression is None
+                 else deduced_truth(test.expression, prev.locals))
         if truth is None:
             return None
         lines = (test.taken if truth != test.negated else test.skipped) & self.facts.frame_lines
@@ -1779,7 +1794,9 @@ class FrameConstraint:
         """The variables a diff may name after a step within the frame: those the previous line's
         statement can bind, those any call can rebind, and those whose value may be a mutable object
         (a value whose repr is a number, a string, a bool or None can only change by a new binding),
-        unless the line is inert (flow.inert_lines) and every name it reads holds a builtin value.
+        unless the line is inert (flow.inert_lines) and every name it reads holds a builtin value; where
+        the line changes objects only through some names (flow.mutating_lines), only the mutable values
+        whose reprs hold theirs or are held in them.
         Dunder names (a class body's own) are always allowed. The frame's return event right after such
         a step is bound the same way (only the line's statement ran). None where the rule does not apply."""
         if self.event not in ("line", "return") or not self._step_from_line() or self.stack_written:
@@ -1793,6 +1810,15 @@ class FrameConstraint:
         if reads is not None and all(_builtin_value(prev.locals.get(name)) for name in reads):
             return bound | self.facts.shared  # nothing ran that could change an object
         mutable = {name for name, value in prev.locals.items() if not IMMUTABLE_REPR.fullmatch(value)}
+        mutating = self.facts.mutating.get(prev.line)
+        if (mutating is not None and all(_builtin_value(prev.locals.get(name)) for name in mutating[0])
+                and all(len(prev.locals[name]) <= _MAX_REPR for name in mutable)):  # no repr cut
+            # Only the objects of the names it changes through could change, and any object that holds
+            # one of them or is held in one (its repr holds theirs, or theirs holds its), or a view of
+            # one (`dict_keys([...])`: any value not of the builtin types stays free)
+            changed = [prev.locals[name] for name in mutating[1]]
+            mutable = {name for name in mutable if not _builtin_value(prev.locals[name])
+                       or any(prev.locals[name] in c or c in prev.locals[name] for c in changed)}
         return bound | self.facts.shared | mutable
 
     def _call_site(self) -> tuple[State, tuple[int, str]] | None:
@@ -1917,6 +1943,10 @@ class FrameConstraint:
                 return None  # an element the tracer cut: the tuple's repr is not known
             whole = "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
             return fmt._json(whole if len(whole) <= max_repr else whole[:max_repr] + "...").encode()
+        expression = self.facts.computed_returns.get(prev.line)
+        if expression is not None:
+            text = value_repr(expression, prev.locals, _MAX_REPR)
+            return fmt._json(text).encode() if text is not None else None
         name = self.facts.returns.get(prev.line)
         if name is None or name not in prev.locals:
             return None
@@ -1942,6 +1972,29 @@ class FrameConstraint:
         if name.encode() not in keys:
             return None, False
         return (name.encode(), fmt._json(text).encode()), prev.locals.get(name) == text
+
+    def _computed(self, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
+        """After a step within the frame from a line that only binds names to an expression of variables,
+        operators and builtins (flow.computed_values): those names with the values the expression gives
+        on the shown values (model_backend/engine/deduce.py), as (key, JSON) pairs; empty where the
+        shown values do not tell, or `A, B = EXPR` gives no pair of whole reprs."""
+        if not self._step_within_frame():
+            return ()
+        prev = self.prev
+        assert prev is not None and prev.line is not None
+        entry = self.facts.computed.get(prev.line)
+        if entry is None:
+            return ()
+        names, expression = entry
+        if len(names) == 1:
+            text = value_repr(expression, prev.locals, _MAX_REPR)
+            texts = [text] if text is not None else None
+        else:
+            elements = iterable_elements(expression, prev.locals, _MAX_REPR)
+            texts = [repr(e) for e in elements] if elements is not None and len(elements) == len(names) else None
+        if texts is None or any(name.encode() not in keys for name in names):
+            return ()
+        return tuple((name.encode(), fmt._json(text).encode()) for name, text in zip(names, texts, strict=True))
 
     def _imported(self, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
         """After a step within the frame from a line that only imports names of a known module

@@ -30,7 +30,7 @@ import types
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from model_backend.engine.iterables import holds_a_set, iterable_reads
+from model_backend.engine.deduce import expression_reads, holds_a_set
 from model_backend.tracer import safe_repr
 
 Lines = frozenset[int]
@@ -380,7 +380,8 @@ def shared_names(tree: ast.Module) -> frozenset[str]:
 
 
 def simple_assignments(tree: ast.Module, max_repr: int) -> tuple[dict[int, tuple[str, str]], dict[int, tuple[str, str]]]:
-    """Lines that hold nothing but `name = <literal>` or `name = other` (or `name: T = ...`), as two maps:
+    """Lines that hold nothing but `name = <literal>` (or a builtin type called with no arguments, such as
+    `list()`) or `name = other` (or `name: T = ...`), as two maps:
     line -> (name, repr of the literal) and line -> (name, other). After a step from such a line's event
     to the next line of the frame, `name` holds exactly that literal, shown as the tracer shows it (its
     `safe_repr`: cut at `max_repr` characters, then "..."), or the very object `other` held, so the
@@ -389,6 +390,7 @@ def simple_assignments(tree: ast.Module, max_repr: int) -> tuple[dict[int, tuple
     nonlocal are left out: the binding is not the frame's own."""
     starts = _statements_per_line(tree)
     shared = shared_names(tree)
+    bound = _bound_names(tree)
     literals: dict[int, tuple[str, str]] = {}
     copies: dict[int, tuple[str, str]] = {}
     for node in ast.walk(tree):
@@ -406,6 +408,10 @@ def simple_assignments(tree: ast.Module, max_repr: int) -> tuple[dict[int, tuple
             if value_node.id != target.id:
                 copies[node.lineno] = (target.id, value_node.id)
             continue
+        if (isinstance(value_node, ast.Call) and isinstance(value_node.func, ast.Name) and not value_node.args
+                and not value_node.keywords and value_node.func.id in _EMPTY_VALUES and value_node.func.id not in bound):
+            literals[node.lineno] = (target.id, _EMPTY_VALUES[value_node.func.id])
+            continue
         try:
             value = ast.literal_eval(value_node)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -413,6 +419,11 @@ def simple_assignments(tree: ast.Module, max_repr: int) -> tuple[dict[int, tuple
         if not holds_a_set(value):
             literals[node.lineno] = (target.id, safe_repr(value, max_repr))
     return literals, copies
+
+
+# What a builtin type called without arguments makes (`lis = list()`), as its repr
+_EMPTY_VALUES = {"list": "[]", "dict": "{}", "set": "set()", "tuple": "()", "str": "''", "int": "0", "float": "0.0",
+                 "bool": "False", "frozenset": "frozenset()"}
 
 
 def _plain_functions(tree: ast.Module) -> frozenset[str]:
@@ -566,6 +577,124 @@ def inert_lines(tree: ast.Module) -> dict[int, frozenset[str]]:
     return {line: frozenset(names) for line, names in reads.items() if line not in mixed}
 
 
+def _changed_through(node: ast.stmt, builtins: frozenset[str], bound: set[str]) -> set[str] | None:
+    """The plain names through which a simple statement changes objects (`NAME[...] = ...`, `NAME[i][j]
+    op= ...`, `NAME.method(...)`, `NAME op= ...`), where everything else it evaluates only reads
+    (_reads_only, or a method of a plain name called with reading arguments); None for any other
+    statement (an attribute set, a call of the program's code, a method of something else)."""
+    changed: set[str] = set()
+
+    def target_ok(target: ast.expr) -> bool:
+        if isinstance(target, ast.Name):
+            return True
+        if isinstance(target, ast.Tuple | ast.List):
+            return all(target_ok(t) for t in target.elts)
+        if isinstance(target, ast.Subscript):
+            base, keys = target.value, [target.slice]
+            while isinstance(base, ast.Subscript):
+                keys.append(base.slice)
+                base = base.value
+            if not isinstance(base, ast.Name):
+                return False
+            changed.add(base.id)
+            return all(_reads_only(key, builtins, bound) is not None for key in keys)
+        return False
+
+    def value_ok(value: ast.expr) -> bool:
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name)
+                and value.func.attr not in _READING_METHODS and value.func.value.id in bound):
+            changed.add(value.func.value.id)
+            arguments = [a.value if isinstance(a, ast.Starred) else a for a in value.args]
+            return all(_reads_only(a, builtins, bound) is not None for a in [*arguments, *(k.value for k in value.keywords)])
+        return _reads_only(value, builtins, bound) is not None and not any(
+            isinstance(n, (*_COMPREHENSION_NODES, ast.Lambda)) for n in ast.walk(value))
+
+    if isinstance(node, ast.Expr):
+        return changed if value_ok(node.value) else None
+    if isinstance(node, ast.Assign):
+        return changed if all(target_ok(t) for t in node.targets) and value_ok(node.value) else None
+    if isinstance(node, ast.AugAssign):
+        if isinstance(node.target, ast.Name):
+            changed.add(node.target.id)  # `xs += ys` extends the list xs holds
+        return changed if target_ok(node.target) and value_ok(node.value) else None
+    return None
+
+
+def mutating_lines(tree: ast.Module) -> dict[int, tuple[frozenset[str], frozenset[str]]]:
+    """Line -> (the names it reads, the names through which it changes objects), for lines that hold one
+    simple statement changing objects only through plain names (_changed_through), in a program that
+    defines no class and writes no `__repr__` or `__iter__` of its own. If every name read holds a value
+    of the builtin types, no code of the program runs, and only the objects of those names can change,
+    with whatever holds them or is held in them (the caller tells which by their reprs)."""
+    if _defines_a_class(tree) or _may_print_a_container(tree):
+        return {}
+    bound = _bound_names(tree)
+    builtins = frozenset(_STORE_BUILTINS - bound - {"print"})
+    starts = _statements_per_line(tree)
+    found: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Expr | ast.Assign | ast.AugAssign) or starts.get(node.lineno) != 1:
+            continue
+        if node.end_lineno != node.lineno:
+            continue
+        changed = _changed_through(node, builtins, bound)
+        if not changed:
+            continue  # None: not such a line; empty: it changes no object (inert_lines says more)
+        reads = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                 and n.id in bound} | changed
+        found[node.lineno] = (frozenset(reads), frozenset(changed))
+    return found
+
+
+def computed_values(tree: ast.Module) -> tuple[dict[int, tuple[tuple[str, ...], ast.expr]], dict[int, ast.expr]]:
+    """Two maps, for lines that hold one statement, on one line, whose expression is made of variables,
+    operators and builtins (deduce.expression_reads) in a program that defines no class: line -> (the
+    names, the expression) for `NAME = EXPR`, `A, B = EXPR` and `NAME op= EXPR` (as `NAME op EXPR`), and
+    line -> the expression for `return EXPR`. On values of the builtin types such an expression runs no
+    code of the program, so the values shown at the line's event give what the step binds or returns
+    (model_backend/engine/constraint.py). Names declared global or nonlocal are left out."""
+    if _defines_a_class(tree) or _may_print_a_container(tree):
+        return {}, {}
+    bound = _bound_names(tree)
+    shared = shared_names(tree)
+    starts = _statements_per_line(tree)
+    assigned: dict[int, tuple[tuple[str, ...], ast.expr]] = {}
+    returned: dict[int, ast.expr] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Return):
+            continue
+        if node.value is None or node.end_lineno != node.lineno or starts.get(node.lineno) != 1:
+            continue
+        value: ast.expr = node.value
+        if isinstance(node, ast.Return):
+            if not isinstance(value, ast.Name) and expression_reads(value, bound) is not None:
+                returned[node.lineno] = value
+            continue
+        if isinstance(node, ast.AugAssign):
+            value = ast.BinOp(left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op, right=value) \
+                if isinstance(node.target, ast.Name) else value
+            targets: list[ast.expr] = [node.target]
+        elif isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        else:
+            targets = node.targets
+        if len(targets) != 1 or isinstance(node, ast.AugAssign) and not isinstance(node.target, ast.Name):
+            continue
+        target = targets[0]
+        if isinstance(target, ast.Name):
+            names: tuple[str, ...] = (target.id,)
+        elif isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+            names = tuple(e.id for e in target.elts)  # type: ignore[attr-defined]
+        else:
+            continue
+        if len(set(names)) != len(names) or set(names) & shared or expression_reads(value, bound) is None:
+            continue
+        if isinstance(value, ast.Constant | ast.Name):
+            continue  # simple_assignments' literals and copies
+        assigned[node.lineno] = (names, value)
+    return assigned, returned
+
+
 def returned_names(tree: ast.Module) -> dict[int, str]:
     """Line -> name, for lines that hold nothing but `return name`. A return event of the frame right
     after a step from such a line returns the very object the name held at the line's event (nothing
@@ -624,18 +753,22 @@ class TruthTest:
     negated: bool
     taken: Lines  # where a true test goes: the first line of the body
     skipped: Lines  # where a false one goes: the else branch, or past the statement (empty: the frame ends)
+    # A test made of variables, operators and builtins (deduce.expression_reads) instead of a name
+    expression: ast.expr | None = None
 
 
 def truth_tests(tree: ast.Module) -> dict[int, TruthTest]:
-    """Header line -> the test, for `if`, `elif` and `while` statements whose test is a plain name or
-    `not` a name, alone on the header's line, with the body on later lines. Testing the truth of a value
-    of the builtin types runs no code of the program, so the value the name shows at the header's line
-    event says where a step goes (model_backend/engine/constraint.py). Empty for a program that defines
+    """Header line -> the test, for `if`, `elif` and `while` statements whose test is a plain name,
+    `not` a name, or made of variables, operators and builtins (deduce.expression_reads: `len(word) ==
+    1`, `i.isdigit()`), alone on the header's line, with the body on later lines. Testing such a test on
+    values of the builtin types runs no code of the program, so the values shown at the header's line
+    event say where a step goes (model_backend/engine/constraint.py). Empty for a program that defines
     a class (an object of its own may be true or false as it likes)."""
     if _defines_a_class(tree):
         return {}
     flow = _Flow(tree)
     starts = _statements_per_line(tree)
+    bound = _bound_names(tree)
     found: dict[int, TruthTest] = {}
     for node in ast.walk(tree):
         if not isinstance(node, ast.If | ast.While) or id(node) not in flow.place:
@@ -643,7 +776,9 @@ def truth_tests(tree: ast.Module) -> dict[int, TruthTest]:
         test, negated = node.test, False
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             test, negated = test.operand, True
-        if (not isinstance(test, ast.Name) or node.test.end_lineno != node.lineno or starts.get(node.lineno) != 1
+        expression = None if isinstance(test, ast.Name) else node.test
+        if ((expression is not None and expression_reads(expression, bound) is None)
+                or node.test.end_lineno != node.lineno or starts.get(node.lineno) != 1
                 or node.body[0].lineno <= node.lineno):
             continue
         taken = flow.first(node.body[0])
@@ -652,7 +787,8 @@ def truth_tests(tree: ast.Module) -> dict[int, TruthTest]:
         else:
             skipped = flow.first(node.orelse[0]) if node.orelse else flow.after(node)
         if taken and not taken & skipped:
-            found[node.lineno] = TruthTest(test.id, negated, taken, skipped)
+            found[node.lineno] = (TruthTest(test.id, negated, taken, skipped) if isinstance(test, ast.Name)
+                                  else TruthTest("", False, taken, skipped, expression))
     return found
 
 
@@ -902,7 +1038,7 @@ class ForLoop:
     counter: str | None = None
     count_from: int = 0
     # `for NAME in EXPRESSION:` (or two names), where builtins build the iterable from variables
-    # (model_backend/engine/iterables.py): the elements are computed from their shown values
+    # (model_backend/engine/deduce.py): the elements are computed from their shown values
     expression: ast.expr | None = None
 
 
@@ -976,7 +1112,7 @@ def for_loops(tree: ast.Module) -> dict[int, ForLoop]:
     """Header line -> the loop, for `for NAME in VARIABLE:`, `for I, NAME in enumerate(VARIABLE[, INT]):`,
     `for NAME in range(ARGS):` loops (each argument an int literal, a variable, or `len(VARIABLE)`) and
     `for NAME in EXPRESSION:` or `for A, B in EXPRESSION:` loops over what builtins build from variables
-    (`sentence.split()`, `sorted(counts.items())`: model_backend/engine/iterables.py), whose header stands
+    (`sentence.split()`, `sorted(counts.items())`: model_backend/engine/deduce.py), whose header stands
     alone on its line with the body on lines after it. A step from the header's line event takes the iterable's next element or
     leaves the loop, and nothing else happens (iterating a value of the builtin types runs none of the
     program's code): the caller reads that element from the shown values (model_backend/engine/
@@ -1024,7 +1160,7 @@ def for_loops(tree: ast.Module) -> dict[int, ForLoop]:
             target, iterated = node.target.id, node.iter.id
         elif isinstance(node.target, ast.Name) and (in_range := _range_arguments(node.iter, bound)) is not None:
             target, arguments = node.target.id, in_range
-        elif (reads := iterable_reads(node.iter, bound)) is not None and (names := _loop_targets(node.target)):
+        elif (reads := expression_reads(node.iter, bound)) is not None and (names := _loop_targets(node.target)):
             expression = node.iter
             counter, target = names if len(names) == 2 else (None, names[0])
         else:
@@ -1283,14 +1419,14 @@ class ComprehensionLoop:
     # `result = <comprehension>` binds
     statement_reads_only: bool = False
     result: str | None = None
-    # kind "expression": the iterable builtins build from variables (model_backend/engine/iterables.py)
+    # kind "expression": the iterable builtins build from variables (model_backend/engine/deduce.py)
     expression: ast.expr | None = None
 
 
 def _comprehension_loop(comp: ast.ListComp | ast.SetComp | ast.DictComp, bound: set[str],
                         builtins: frozenset[str]) -> ComprehensionLoop | None:
     """The loop of a comprehension with one `for` over a variable, `VARIABLE.items()`, `enumerate(VARIABLE[,
-    INT])`, `range(ARGS)` or what builtins build from variables (iterables.iterable_reads), whose parts
+    INT])`, `range(ARGS)` or what builtins build from variables (deduce.expression_reads), whose parts
     only read (_reads_only); None for anything else."""
     reads = _reads_only(comp, builtins, bound)
     if reads is None or len(comp.generators) != 1 or comp.generators[0].is_async:
@@ -1316,7 +1452,7 @@ def _comprehension_loop(comp: ast.ListComp | ast.SetComp | ast.DictComp, bound: 
             and iterable.func.attr == "items" and isinstance(iterable.func.value, ast.Name)
             and not iterable.args and not iterable.keywords):
         return ComprehensionLoop(names, "items", iterable.func.value.id, (), 0, reads, makes_frames)
-    if iterable_reads(iterable, bound) is not None:
+    if expression_reads(iterable, bound) is not None:
         return ComprehensionLoop(names, "expression", None, (), 0, reads, makes_frames, expression=iterable)
     return None
 

@@ -1,0 +1,331 @@
+"""What an expression of the source gives on the values a state shows, with Python's builtins only.
+
+Some expressions of a program are made of nothing but variables, constants, operators and builtins:
+a loop's iterable (`for word in sentence.split():`, `for key in sorted(counts):`) or a branch's test
+(`if i.isdigit():`, `while left < right and s[left] not in vowels:`). Where each variable they read
+shows the whole repr of a literal (a number, a string, a bool, None, or a list, tuple or dict of them),
+their value is what the same builtins give here on the same values: `ast.literal_eval` rebuilds the
+values, and the operators, builtins and methods allowed below are a fixed list that, on such values,
+call no code of the program and change no object. Nothing of the program runs (the neural engine never
+runs user code); this reads the source the way a person checking a debugger's state would.
+
+`expression_reads` checks an expression once, from the source; `iterable_elements` and `truth` compute
+from the shown values of one state, and say nothing (None) where those values do not tell: a variable
+not shown or cut, a set (its order here need not be the traced program's), a builtin that would raise
+(then the program raises, which the model predicts).
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from model_backend import safe_ast
+
+# Builtin functions an expression may call, and the keywords each accepts (with a constant value).
+_FUNCTIONS: dict[str, frozenset[str]] = {
+    name: frozenset() for name in ("len", "reversed", "list", "tuple", "enumerate", "range", "zip", "min", "max",
+                                   "abs", "sum", "ord", "chr", "str", "int", "bool", "any", "all", "divmod")
+} | {"sorted": frozenset({"reverse"})}
+# Methods an expression may call, by the type of the object they are called on: none changes it.
+_METHODS: dict[type, frozenset[str]] = {
+    str: frozenset({"split", "rsplit", "splitlines", "strip", "lstrip", "rstrip", "lower", "upper", "isdigit",
+                    "isalpha", "isalnum", "isspace", "islower", "isupper", "isdecimal", "isnumeric",
+                    "isidentifier", "startswith", "endswith", "count", "find", "rfind", "index", "replace", "join"}),
+    list: frozenset({"count", "index"}),
+    tuple: frozenset({"count", "index"}),
+    dict: frozenset({"items", "keys", "values", "get"}),
+}
+_METHOD_NAMES = frozenset().union(*_METHODS.values())
+_ARITHMETIC: dict[type, Callable[[Any, Any], object]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+}
+_COMPARISONS: dict[type, Callable[[Any, Any], object]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+    ast.GtE: operator.ge, ast.In: lambda a, b: operator.contains(b, a), ast.NotIn: lambda a, b: not operator.contains(b, a),
+}
+MAX_ELEMENTS = 10_000  # a longer iterable is left to the model
+_MAX_NUMBER = 10**12  # arithmetic beyond this is left to the model (and never grows without bound here)
+_MAX_TEXT = 10_000  # nor does a string or a list built here
+
+
+class _Unknown(Exception):
+    """The shown values do not tell the expression's value."""
+
+
+def expression_reads(node: ast.expr, bound: set[str]) -> frozenset[str] | None:
+    """The variables an expression reads, where it is made only of variables, constants, arithmetic,
+    comparisons (`is` only against None), `and`/`or`/`not`, conditional expressions, slices and
+    indexes, calls of the builtins in _FUNCTIONS (not rebound by the program, `bound`) and of the methods
+    in _METHODS; None for anything else (the program's own functions, an attribute, a lambda...)."""
+    reads: set[str] = set()
+
+    def allowed(part: ast.expr) -> bool:
+        if isinstance(part, ast.Name):
+            if part.id in _FUNCTIONS and part.id not in bound:
+                return False  # a builtin passed as a value
+            reads.add(part.id)
+            return True
+        if isinstance(part, ast.Constant):
+            return type(part.value) in (int, float, str, bool) or part.value is None
+        if isinstance(part, ast.UnaryOp):
+            return isinstance(part.op, ast.USub | ast.Not) and allowed(part.operand)
+        if isinstance(part, ast.BinOp):
+            return type(part.op) in _ARITHMETIC and allowed(part.left) and allowed(part.right)
+        if isinstance(part, ast.BoolOp):
+            return all(allowed(v) for v in part.values)
+        if isinstance(part, ast.IfExp):
+            return allowed(part.test) and allowed(part.body) and allowed(part.orelse)
+        if isinstance(part, ast.Compare):
+            for op, right in zip(part.ops, part.comparators, strict=True):
+                if isinstance(op, ast.Is | ast.IsNot):
+                    if not (isinstance(right, ast.Constant) and right.value is None):
+                        return False
+                elif type(op) not in _COMPARISONS:
+                    return False
+            return allowed(part.left) and all(allowed(c) for c in part.comparators)
+        if isinstance(part, ast.Subscript):
+            index = part.slice
+            if isinstance(index, ast.Slice):
+                bounds = [b for b in (index.lower, index.upper, index.step) if b is not None]
+                return allowed(part.value) and all(allowed(b) for b in bounds)
+            return allowed(part.value) and allowed(index)
+        if isinstance(part, ast.Tuple | ast.List):
+            return isinstance(part.ctx, ast.Load) and all(allowed(e) for e in part.elts)
+        if isinstance(part, ast.Call):
+            if any(isinstance(a, ast.Starred) for a in part.args):
+                return False
+            func = part.func
+            if isinstance(func, ast.Name):
+                keywords = _FUNCTIONS.get(func.id)
+                if keywords is None or func.id in bound:
+                    return False
+                if not all(k.arg in keywords and isinstance(k.value, ast.Constant) for k in part.keywords):
+                    return False
+            elif isinstance(func, ast.Attribute) and func.attr in _METHOD_NAMES:
+                if part.keywords or not allowed(func.value):
+                    return False
+            else:
+                return False
+            return all(allowed(a) for a in part.args)
+        return False
+
+    return frozenset(reads) if allowed(node) else None
+
+
+def shown_literal(text: str | None) -> object:
+    """The value whose whole repr `text` is: a number, a string, a bool, None, or a list, tuple or dict
+    of them (not a set). Raises _Unknown otherwise."""
+    if text is None:
+        raise _Unknown
+    try:
+        value = ast.literal_eval(safe_ast.parse(text, mode="eval"))
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as error:
+        raise _Unknown from error
+    if repr(value) != text or holds_a_set(value):
+        raise _Unknown
+    return value
+
+
+def holds_a_set(value: object) -> bool:
+    """Whether a value is or holds a set (whose iteration order here need not be the traced program's)."""
+    if isinstance(value, set | frozenset):
+        return True
+    if isinstance(value, list | tuple):
+        return any(holds_a_set(v) for v in value)
+    if isinstance(value, dict):
+        return any(holds_a_set(v) for v in value.values())
+    return False
+
+
+def _plain(value: object) -> object:
+    """A value built here stays within bounds, or the expression is left to the model."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float):
+        if not abs(value) <= _MAX_NUMBER:  # also NaN
+            raise _Unknown
+        return value
+    if isinstance(value, str | list | tuple | dict | range) and len(value) > _MAX_TEXT:
+        raise _Unknown
+    return value
+
+
+def _int(value: object) -> int:
+    if type(value) is not int:
+        raise _Unknown
+    return value
+
+
+def _number(value: object) -> int | float:
+    if type(value) not in (int, float):
+        raise _Unknown
+    return value  # type: ignore[return-value]
+
+
+def _evaluate(node: ast.expr, shown: Mapping[str, str]) -> object:
+    """The value of an expression expression_reads accepted, on the shown values; raises _Unknown."""
+    try:
+        return _plain(_evaluate_unchecked(node, shown))
+    except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError, AttributeError) as error:
+        raise _Unknown from error  # the program raises here: the model says how
+
+
+def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, str]) -> object:
+    if isinstance(node, ast.Name):
+        return shown_literal(shown.get(node.id))
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp):
+        operand = _evaluate(node.operand, shown)
+        return not operand if isinstance(node.op, ast.Not) else -_number(operand)
+    if isinstance(node, ast.BoolOp):
+        value = _evaluate(node.values[0], shown)
+        for later in node.values[1:]:
+            if bool(value) == isinstance(node.op, ast.Or):
+                return value  # `and` stops at a false value, `or` at a true one
+            value = _evaluate(later, shown)
+        return value
+    if isinstance(node, ast.IfExp):
+        return _evaluate(node.body if _evaluate(node.test, shown) else node.orelse, shown)
+    if isinstance(node, ast.Compare):
+        left = _evaluate(node.left, shown)
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
+            right = _evaluate(comparator, shown)
+            if isinstance(op, ast.Is | ast.IsNot):
+                result = (left is None) == isinstance(op, ast.Is)
+            else:
+                if isinstance(op, ast.In | ast.NotIn) and not isinstance(right, str | list | tuple | dict):
+                    raise _Unknown
+                result = bool(_COMPARISONS[type(op)](left, right))
+            if not result:
+                return False
+            left = right
+        return True
+    if isinstance(node, ast.BinOp):
+        left, right = _evaluate(node.left, shown), _evaluate(node.right, shown)
+        if isinstance(node.op, ast.Add) and type(left) is type(right) and type(left) in (str, list, tuple):
+            return left + right  # type: ignore[operator]
+        return _ARITHMETIC[type(node.op)](_number(left), _number(right))
+    if isinstance(node, ast.Tuple | ast.List):
+        elements = [_evaluate(e, shown) for e in node.elts]
+        return tuple(elements) if isinstance(node, ast.Tuple) else elements
+    if isinstance(node, ast.Subscript):
+        value = _evaluate(node.value, shown)
+        index = node.slice
+        if isinstance(index, ast.Slice):
+            if not isinstance(value, str | list | tuple):
+                raise _Unknown
+            bounds = [None if b is None else _int(_evaluate(b, shown)) for b in (index.lower, index.upper, index.step)]
+            return value[slice(*bounds)]
+        key = _evaluate(index, shown)
+        if isinstance(value, dict):
+            return value[key]
+        if not isinstance(value, str | list | tuple):
+            raise _Unknown
+        return value[_int(key)]
+    if isinstance(node, ast.Call):
+        arguments = [_evaluate(a, shown) for a in node.args]
+        keywords = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
+        if isinstance(node.func, ast.Name):
+            return _call(node.func.id, arguments, keywords)
+        assert isinstance(node.func, ast.Attribute)
+        receiver = _evaluate(node.func.value, shown)
+        if node.func.attr not in _METHODS.get(type(receiver), frozenset()):
+            raise _Unknown
+        result = getattr(receiver, node.func.attr)(*arguments)
+        return list(result) if isinstance(receiver, dict) and node.func.attr != "get" else result  # a view: listed
+    raise _Unknown
+
+
+_ITERABLES = (str, list, tuple, dict, range)
+
+
+def _call(name: str, arguments: list[object], keywords: Mapping[str | None, object]) -> object:
+    """A builtin of _FUNCTIONS called on literal values; lazy results (reversed, enumerate, zip) are listed."""
+    if name == "range":
+        span = range(*(_int(a) for a in arguments))
+        if len(span) > MAX_ELEMENTS:
+            raise _Unknown
+        return span
+    if name == "divmod" and len(arguments) == 2:
+        return divmod(_number(arguments[0]), _number(arguments[1]))
+    if name in ("min", "max") and len(arguments) > 1:
+        values: list[Any] = list(arguments)
+    elif name == "zip":
+        if not all(isinstance(a, _ITERABLES) for a in arguments):
+            raise _Unknown
+        return list(zip(*arguments, strict=False))  # type: ignore[call-overload]  # it stops at the shortest
+    elif name in ("str", "int", "bool", "chr", "ord", "abs") and len(arguments) == 1:
+        (value,) = arguments
+        if name == "str" and not isinstance(value, int | str) or isinstance(value, list | tuple | dict):
+            raise _Unknown  # str() of a float or a container: left to the model
+        return {"str": str, "int": int, "bool": bool, "chr": chr, "ord": ord, "abs": abs}[name](value)  # type: ignore[operator]
+    else:
+        if len(arguments) != (2 if name == "enumerate" and len(arguments) == 2 else 1):
+            raise _Unknown
+        if not isinstance(arguments[0], _ITERABLES):
+            raise _Unknown
+        values = list(arguments[0])  # type: ignore[call-overload]
+    if name == "len":
+        return len(values)
+    if name in ("min", "max", "sorted"):
+        if not (all(type(v) in (int, float) for v in values) or all(type(v) is str for v in values)
+                or all(type(v) is tuple for v in values)):
+            raise _Unknown  # a mix that raises, or ties between equal values of other types
+        if name == "sorted":
+            if set(keywords) - {"reverse"} or type(keywords.get("reverse", False)) is not bool:
+                raise _Unknown
+            return sorted(values, reverse=bool(keywords.get("reverse", False)))
+        return min(values) if name == "min" else max(values)
+    if name == "sum":
+        return sum(_number(v) for v in values)
+    if name in ("any", "all"):
+        return any(values) if name == "any" else all(values)
+    if name == "enumerate":
+        return list(enumerate(values, _int(arguments[1]) if len(arguments) == 2 else 0))
+    if name == "reversed":
+        return values[::-1]
+    if name == "list":
+        return values
+    if name == "tuple":
+        return tuple(values)
+    raise _Unknown
+
+
+def _value(node: ast.expr, shown: Mapping[str, str]) -> object:
+    try:
+        return _evaluate(node, shown)
+    except (_Unknown, RecursionError, MemoryError):
+        return _Unknown
+
+
+def iterable_elements(node: ast.expr, shown: Mapping[str, str], max_repr: int) -> list[object] | None:
+    """The elements iterating `node` gives, on the values `shown` (name -> repr) holds, in order; None
+    where those values do not tell, or an element's repr would be cut by the tracer at `max_repr`."""
+    value = _value(node, shown)
+    if not isinstance(value, _ITERABLES) or len(value) > MAX_ELEMENTS:
+        return None
+    elements = list(value)
+    if any(len(repr(e)) > max_repr or holds_a_set(e) for e in elements):
+        return None
+    return elements
+
+
+def value_repr(node: ast.expr, shown: Mapping[str, str], max_repr: int) -> str | None:
+    """The repr of `node`'s value on the values `shown` holds, cut as the tracer cuts it (at `max_repr`
+    characters, then "..."); None where they do not tell, or for a value that is or holds a set."""
+    value = _value(node, shown)
+    if value is _Unknown or holds_a_set(value) or isinstance(value, range):
+        return None  # a range's repr is fine too, but the tracer writes `range(0, 3)`: keep it simple
+    text = repr(value)
+    return text if len(text) <= max_repr else text[:max_repr] + "..."
+
+
+def truth(node: ast.expr, shown: Mapping[str, str]) -> bool | None:
+    """Whether `node` is true on the values `shown` holds; None where they do not tell."""
+    value = _value(node, shown)
+    return None if value is _Unknown else bool(value)

@@ -1,0 +1,325 @@
+"""Loop iterables computed from shown values (model_backend/engine/deduce.py) and the loop rules that
+use them: the same elements Python gives, nothing where the values do not tell, and every true step of a
+traced program accepted."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from model_backend import trace_format as fmt
+from model_backend.engine.constraint import FrameConstraint, ProgramFacts
+from model_backend.engine.deduce import expression_reads, iterable_elements, truth, value_repr
+from model_backend.engine.flow import for_loops
+from model_backend.program import Program
+from model_backend.state import StackFrame, State
+from tests.test_flow import _frame_accepted, _rules_on_a_program_traced_here
+
+
+def _at(function: str, line: int, shown: dict[str, str]) -> State:
+    return State(event="line", line=line, stack=[StackFrame(function=function, line=line)], locals=shown)
+
+
+def _line_frame(facts: ProgramFacts, number: int, locals_text: str) -> str:
+    """A line event's whole frame text, from right after `<|frame_sep|>`."""
+    return (f"{fmt.EVENT_TOKENS[(False, 'line')]}{fmt.LINENO}{number}{fmt.ARG}{locals_text}{fmt.SRC}"
+            f"{facts.lines[number]}{fmt.END_OF_FRAME}")
+
+
+def _expression(source: str) -> ast.expr:
+    return ast.parse(source, mode="eval").body
+
+
+@pytest.mark.parametrize(("source", "reads"), [
+    ("s.split()", {"s"}),
+    ("s.split(' ', 1)", {"s"}),
+    ("sorted(d.items(), reverse=True)", {"d"}),
+    ("reversed(list(enumerate(xs)))", {"xs"}),
+    ("range(0, len(xs) // 2)", {"xs"}),
+    ("zip(a, b[1:])", {"a", "b"}),
+    ("xs[::-1]", {"xs"}),
+    ("range(min(n, 3))", {"n"}),
+    ("xs", {"xs"}),
+    ("s.replace('a', 'b')", {"s"}),
+    ("x if x else y", {"x", "y"}),
+    ("i.isdigit() and not (n > 2 or n is None)", {"i", "n"}),
+    ("left < right and s[right] not in vowels", {"left", "right", "s", "vowels"}),
+])
+def test_the_iterables_it_computes_and_what_they_read(source: str, reads: set[str]) -> None:
+    assert expression_reads(_expression(source), set()) == reads
+
+
+@pytest.mark.parametrize("source", [
+    "f(xs)",  # the program's own code
+    "xs.attr",
+    "x is y",  # identity: only against None
+    "x ** 2",
+    "(lambda: 1)()",
+    "xs.pop()",  # a method that changes its object
+    "s.translate(t)",  # not on the list
+    "sorted(xs, key=len)",  # a key function
+    "map(str, xs)",
+    "[x for x in xs]",
+    "sorted(*xs)",
+])
+def test_what_it_leaves_to_the_model(source: str) -> None:
+    assert expression_reads(_expression(source), set()) is None
+
+
+def test_a_builtin_the_program_rebinds_is_not_the_builtin() -> None:
+    assert expression_reads(_expression("sorted(xs)"), {"sorted"}) is None
+    assert expression_reads(_expression("sorted(xs)"), {"xs"}) == {"xs"}
+
+
+CASES = [
+    ("s.split(' ')", {"s": "1 apples and  2 oranges"}),
+    ("s.split()", {"s": " This is\ta test "}),
+    ("s.split(',', 1)", {"s": "a,b,c"}),
+    ("s.strip().lower()", {"s": "  AbC "}),
+    ("s.splitlines()", {"s": "x\ny\n"}),
+    ("sorted(d)", {"d": {"b": 1, "a": 2, "c": 0}}),
+    ("sorted(d.items(), reverse=True)", {"d": {"b": 1, "a": 2}}),
+    ("d.values()", {"d": {"b": [1], "a": 2}}),
+    ("reversed(list(enumerate(xs)))", {"xs": [5, 6, 7]}),
+    ("enumerate(xs, 1)", {"xs": "ab"}),
+    ("range(0, len(xs) // 2)", {"xs": [1, 2, 3, 4, 5]}),
+    ("range(2, n + 1)", {"n": 6}),
+    ("range(len(xs) - 1, -1, -1)", {"xs": "abc"}),
+    ("zip(a, b[1:])", {"a": [1, 2, 3], "b": (4, 5, 6)}),
+    ("xs[::-1]", {"xs": [1, "a", (2,)]}),
+    ("xs[1:-1]", {"xs": "hello"}),
+    ("xs + ys", {"xs": [1], "ys": [2, 3]}),
+    ("sorted(xs)", {"xs": [3, 1.5, -2]}),
+    ("range(min(n, 3))", {"n": 7}),
+    ("range(abs(n) % 4)", {"n": -7}),
+    ("sorted(xs)[::2]", {"xs": ["b", "c", "a"]}),
+]
+
+
+@pytest.mark.parametrize(("source", "values"), CASES)
+def test_the_elements_are_those_python_gives(source: str, values: dict[str, object]) -> None:
+    # Here, in the test, Python itself evaluates the expression on the same values for comparison.
+    expected = list(eval(source, {}, dict(values)))  # noqa: S307 - the test's own constant expressions
+    shown = {name: repr(value) for name, value in values.items()}
+    assert iterable_elements(_expression(source), shown, 200) == expected
+
+
+@pytest.mark.parametrize(("source", "shown"), [
+    ("s.split()", {"s": "'a b..."}),  # cut by the tracer
+    ("s.split()", {}),  # not shown
+    ("s.split()", {"s": "[1, 2]"}),  # a list has no split
+    ("sorted(xs)", {"xs": "{3, 1, 2}"}),  # a set: its order here need not be the program's
+    ("sorted(xs)", {"xs": "[1, 'a']"}),  # raises
+    ("sorted(xs)", {"xs": "[1,2]"}),  # not the repr Python writes: not a value the tracer showed
+    ("range(n)", {"n": "100000000"}),  # too long to list
+    ("range(10 // n)", {"n": "0"}),  # raises
+    ("xs[n]", {"xs": "[1]", "n": "3"}),  # raises
+    ("xs[::n]", {"xs": "[1]", "n": "0"}),  # raises
+    ("xs", {"xs": "[<queue.Queue object>]"}),
+    ("d.items()", {"d": "{'a': 'x" + "y" * 300 + "'}"}),  # an element the tracer would cut
+    ("min(xs)", {"xs": "[]"}),  # raises
+    ("zip(a, b)", {"a": "[1]", "b": "5"}),  # raises
+])
+def test_nothing_where_the_values_do_not_tell(source: str, shown: dict[str, str]) -> None:
+    assert iterable_elements(_expression(source), shown, 200) is None
+
+
+FRUIT = """\
+def fruit_distribution(s, n):
+    lis = list()
+    for i in s.split(' '):
+        if i.isdigit():
+            lis.append(int(i))
+    return n - sum(lis)
+"""
+
+SPLITS = FRUIT + """\
+
+
+def tally(text, counts):
+    for word, k in sorted(counts.items()):
+        text += word * k
+    for pair in counts.items():
+        text += pair[0]
+    for pos in reversed(list(enumerate(text))):
+        counts[pos[1]] = pos[0]
+    for ch in text[::-2]:
+        counts[ch] = counts.get(ch, 0) + 1
+    words = [w.upper() for w in text.split('b')]
+    return words, counts
+
+
+def main():
+    fruit_distribution('5 apples and 6 oranges', 19)
+    fruit_distribution('', 3)
+    tally('ab', {'b': 2, 'a': 1})
+"""
+
+
+def test_the_loops_over_an_expression() -> None:
+    loops = for_loops(ast.parse(SPLITS))
+    assert loops[3].target == "i" and ast.unparse(loops[3].expression) == "s.split(' ')"  # type: ignore[arg-type]
+    assert (loops[10].counter, loops[10].target) == ("word", "k")
+    assert all(loops[line].round_known for line in (3, 10, 12, 14, 16))
+    assert loops[14].mutation_check is not None  # `counts[...] = ...`: the rule checks `text` is not `counts`
+    rebinding = for_loops(ast.parse("def f(s):\n    for w in s.split():\n        s = w\n"))
+    assert not rebinding[2].round_known  # the body rebinds what the iterable reads: only a start is known
+
+
+def test_the_grammar_names_the_word_a_split_gives() -> None:
+    facts = ProgramFacts.of(Program(source=SPLITS, entry="main()"))
+    shown = {"s": "'5 apples and 6 oranges'", "n": "19", "lis": "[]"}
+
+    def at(line: int, **changes: str) -> State:
+        return _at("fruit_distribution", line, shown | changes)
+
+    def accepted(prev: State, arrival: State, frame: str) -> bool:
+        return _frame_accepted(FrameConstraint(facts, prev, False, "step_over", ((arrival, "step_over"),)), frame)
+
+    def line(number: int, locals_text: str) -> str:
+        return _line_frame(facts, number, locals_text)
+
+    start = at(3)
+    assert accepted(start, at(2), line(4, '{"..": "..", "i": "\'5\'"}'))
+    assert not accepted(start, at(2), line(4, '{"..": "..", "i": "\'5 apples\'"}'))
+    again = at(3, i="'apples'")
+    assert accepted(again, at(4, i="'apples'"), line(4, '{"..": "..", "i": "\'and\'"}'))
+    assert not accepted(again, at(4, i="'apples'"), line(6, '{"..": ".."}'))  # 'and' and more are left
+    last = at(3, i="'oranges'", lis="[5, 6]")
+    assert accepted(last, at(4, i="'oranges'", lis="[5, 6]"), line(6, '{"..": ".."}'))
+    assert not accepted(last, at(4, i="'oranges'", lis="[5, 6]"), line(4, '{"..": "..", "i": "\'6\'"}'))
+
+
+CONDITIONS = [
+    ("i.isdigit()", {"i": "100"}),
+    ("i.isdigit()", {"i": "apples"}),
+    ("len(word) == 1 or len(word) % 2 == 0", {"word": "abc"}),
+    ("left < right and s[right] not in vowels", {"left": 0, "right": 2, "s": "xyz", "vowels": "aeiou"}),
+    ("left < right and s[right] not in vowels", {"left": 3, "right": 2, "s": "xy", "vowels": "aeiou"}),  # stops early
+    ("num in seen", {"num": 4, "seen": {4: 0}}),
+    ("not k.isupper()", {"k": "Ab"}),
+    ("x is None or x > 2.5", {"x": None}),
+    ("d.get(k, 0) >= 2", {"d": {"a": 3}, "k": "a"}),
+    ("a < b < c", {"a": 1, "b": 3, "c": 2}),
+    ("(n if n > 0 else -n) % 3 == 1", {"n": -4}),
+    ("sum(xs) / len(xs) > 1.5", {"xs": [1, 2, 2]}),
+    ("xs.count(1) and s.startswith('a')", {"xs": [1, 1], "s": "ba"}),
+    ("divmod(n, 4)[1] == 3", {"n": 11}),
+]
+
+
+@pytest.mark.parametrize(("source", "values"), CONDITIONS)
+def test_a_test_is_true_where_python_says(source: str, values: dict[str, object]) -> None:
+    expected = bool(eval(source, {}, dict(values)))  # noqa: S307 - the test's own constant expressions
+    assert truth(_expression(source), {name: repr(value) for name, value in values.items()}) is expected
+
+
+@pytest.mark.parametrize(("source", "shown"), [
+    ("d[k] > 1", {"d": "{'a': 1}", "k": "'b'"}),  # a KeyError: the program raises, the model says how
+    ("int(s) > 1", {"s": "'x1'"}),
+    ("x < y", {"x": "1", "y": "'a'"}),
+    ("x in s", {"x": "1", "s": "{1, 2}"}),  # a set
+    ("n > 0", {"n": "<Counter object>"}),
+    ("n > 0", {}),  # a global, or not bound yet
+    ("x * 10 ** 13 > 1", {"x": "1"}),  # bigger than it computes
+])
+def test_a_test_the_values_do_not_tell(source: str, shown: dict[str, str]) -> None:
+    assert truth(_expression(source), shown) is None
+
+
+def test_a_value_and_its_repr_cut_as_the_tracer_cuts_it() -> None:
+    assert value_repr(_expression("n - sum(lis)"), {"n": "19", "lis": "[5, 6]"}, 200) == "8"
+    assert value_repr(_expression("s[::-1] + s"), {"s": "'ab'"}, 200) == "'baab'"
+    assert value_repr(_expression("divmod(a, 3)"), {"a": "-7"}, 200) == "(-3, 2)"
+    assert value_repr(_expression("x * 2 + [0]"), {"x": "[1]"}, 200) is None  # `*` only between numbers
+    assert value_repr(_expression("s + s"), {"s": repr("a" * 150)}, 200) == repr("a" * 300)[:200] + "..."
+    assert value_repr(_expression("x / 3"), {"x": "1"}, 200) == repr(1 / 3)
+
+
+COMPUTED = """\
+def reverse_vowel(text, vowels):
+    chars = list(text)
+    left, right = 0, len(chars) - 1
+    while left < right:
+        while left < right and chars[left] not in vowels:
+            left += 1
+        while left < right and chars[right] not in vowels:
+            right -= 1
+        if left < right:
+            chars[left], chars[right] = chars[right], chars[left]
+        left, right = left + 1, right - 1
+    return ''.join(chars)
+
+
+""" + FRUIT + """\
+
+
+def main():
+    reverse_vowel('hello world', 'aeiou')
+    fruit_distribution('5 apples and 6 oranges', 19)
+"""
+
+
+def test_the_tests_and_values_it_computes() -> None:
+    from model_backend.engine.flow import computed_values, truth_tests
+
+    tests = truth_tests(ast.parse(COMPUTED))
+    assert sorted(tests) == [4, 5, 7, 9, 18]
+    assert ast.unparse(tests[18].expression) == "i.isdigit()"  # type: ignore[arg-type]
+    assigned, returned = computed_values(ast.parse(COMPUTED))
+    assert {line: (names, ast.unparse(e)) for line, (names, e) in assigned.items()} == {
+        2: (("chars",), "list(text)"), 3: (("left", "right"), "(0, len(chars) - 1)"), 6: (("left",), "left + 1"),
+        8: (("right",), "right - 1"), 11: (("left", "right"), "(left + 1, right - 1)"),
+        16: (("lis",), "list()")}  # not 10: it stores items
+    assert {line: ast.unparse(e) for line, e in returned.items()} == {12: "''.join(chars)", 20: "n - sum(lis)"}
+    assert computed_values(ast.parse("class A:\n    pass\n" + COMPUTED)) == ({}, {})  # operators may be the program's
+
+
+@pytest.mark.parametrize(("program", "least"), [
+    ("SPLITS", {"loops": 40, "comprehensions": 6}),  # over split, sorted(...items()), reversed(...), a slice
+    ("COMPUTED", {"truths": 40, "computed": 20}),  # `while left < right and ...`, `left += 1`, `return n - ...`
+])
+def test_a_program_traced_here_keeps_to_what_its_values_give(program: str, least: dict[str, int]) -> None:
+    """Every true step_into and step_over of the traced program is accepted, and the rules govern at
+    least so many of its steps."""
+    counts = _rules_on_a_program_traced_here(globals()[program], "main()")
+    assert all(counts[rule] >= n for rule, n in least.items()), counts
+
+
+def test_the_grammar_takes_the_branch_and_the_value_the_shown_values_give() -> None:
+    facts = ProgramFacts.of(Program(source=COMPUTED, entry="main()"))
+    shown = {"s": "'5 apples'", "n": "19", "lis": "[]"}
+
+    def step(line: int, **changes: str) -> FrameConstraint:
+        return FrameConstraint(facts, _at("fruit_distribution", line, shown | changes), False, "step_over", ())
+
+    def line(number: int, locals_text: str) -> str:
+        return _line_frame(facts, number, locals_text)
+
+    def returned(number: int, value: str) -> str:
+        return (f"{fmt.EVENT_TOKENS[(False, 'return')]}{fmt.LINENO}{number}{fmt.SRC}{facts.lines[number]}"
+                f"{fmt.ARG}{fmt._json(value)}{fmt.ARG}{{\"..\": \"..\"}}{fmt.END_OF_FRAME}")
+
+    assert _frame_accepted(step(18, i="'5'"), line(19, '{"..": ".."}'))
+    assert not _frame_accepted(step(18, i="'5'"), line(17, '{"..": ".."}'))
+    assert _frame_accepted(step(18, i="'apples'"), line(17, '{"..": ".."}'))
+    assert not _frame_accepted(step(18, i="'apples'"), line(19, '{"..": ".."}'))
+    assert _frame_accepted(step(20, lis="[5, 6]"), returned(20, "8"))
+    assert not _frame_accepted(step(20, lis="[5, 6]"), returned(20, "10"))
+    assert _frame_accepted(step(20, lis="[5, 6...", n="19"), returned(20, "10"))  # a cut list: free
+
+
+def test_the_grammar_binds_the_value_an_expression_gives() -> None:
+    facts = ProgramFacts.of(Program(source=COMPUTED, entry="main()"))
+    shown = {"text": "'hello'", "vowels": "'aeiou'", "chars": "['h', 'e', 'l', 'l', 'o']", "left": "0", "right": "4"}
+
+    def accepted(line: int, to: int, locals_text: str) -> bool:
+        constraint = FrameConstraint(facts, _at("reverse_vowel", line, shown), False, "step_over", ())
+        return _frame_accepted(constraint, _line_frame(facts, to, locals_text))
+
+    assert accepted(6, 5, '{"..": "..", "left": "1"}')
+    assert not accepted(6, 5, '{"..": "..", "left": "2"}')
+    assert not accepted(6, 5, '{"..": ".."}')  # it changed: a diff must name it
+    assert accepted(11, 4, '{"..": "..", "left": "1", "right": "3"}')
+    assert not accepted(11, 4, '{"..": "..", "left": "1", "right": "4"}')
