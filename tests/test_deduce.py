@@ -5,6 +5,7 @@ traced program accepted."""
 from __future__ import annotations
 
 import ast
+import copy
 
 import pytest
 
@@ -323,3 +324,69 @@ def test_the_grammar_binds_the_value_an_expression_gives() -> None:
     assert not accepted(6, 5, '{"..": ".."}')  # it changed: a diff must name it
     assert accepted(11, 4, '{"..": "..", "left": "1", "right": "3"}')
     assert not accepted(11, 4, '{"..": "..", "left": "1", "right": "4"}')
+
+
+@pytest.mark.parametrize(("statement", "values"), [
+    ("lis.append(int(i))", {"lis": [5], "i": "6"}),
+    ("elements.insert(0, len(elements))", {"elements": [1, 0]}),
+    ("seq.sort(reverse=True)", {"seq": [3, 1, 2]}),
+    ("seen[target - num] = index", {"seen": {0: 0}, "target": 7, "num": 4, "index": 1}),
+    ("scores[char] = scores.get(char, 0) + 1", {"scores": {"w": 1}, "char": "w"}),
+    ("num_arr[idx[0]] = (num_arr[idx[0]] + 1) % 10", {"num_arr": [1, 9], "idx": (1, 9)}),
+    ("grid[i] += [n]", {"grid": [[1], [2]], "i": 1, "n": 3}),
+    ("del lookup['1F']", {"lookup": {"1F": 2, "o": 0}}),
+    ("xs[1:3] = xs", {"xs": [1, 2, 3, 4]}),
+    ("xs.append(xs)", {"xs": [1]}),  # it holds itself: `[1, [...]]`, as Python writes it
+    ("last = stack.pop()", {"stack": [1, 2]}),
+    ("d.update(b=2)", {"d": {"a": 1}}),
+    ("old = d.setdefault('k', [])", {"d": {}}),
+])
+def test_a_container_changes_as_python_changes_it(statement: str, values: dict[str, object]) -> None:
+    from model_backend.engine.deduce import mutation_reprs
+    from model_backend.engine.flow import mutations
+
+    program = f"def f({', '.join(values)}):\n    {statement}\n"
+    (container, node, result), = mutations(ast.parse(program)).values()
+    shown = {name: repr(v) for name, v in values.items()}
+    namespace = copy.deepcopy(values)
+    exec(statement, {}, namespace)  # noqa: S102 - the test's own constant statements, to compare with
+    expected = (repr(namespace[container]), repr(namespace[result]) if result else None)
+    assert mutation_reprs(node, container, shown, 200) == expected
+
+
+@pytest.mark.parametrize(("statement", "shown"), [
+    ("xs.append(1)", {"xs": "[1, 2..."}),  # cut
+    ("xs.remove(5)", {"xs": "[1]"}),  # raises
+    ("xs.sort()", {"xs": "[1, 'a']"}),  # raises
+    ("xs.append(ys)", {"xs": "[1]", "ys": "[[1]]"}),  # ys may hold xs itself
+    ("xs.append(ys)", {"xs": "[1]", "ys": "[1]"}),  # ys may be xs
+    ("s.add(1)", {"s": "{2}"}),  # a set
+    ("d[k] += 1", {"d": "{}", "k": "'a'"}),  # a KeyError
+    ("xs[5] = 0", {"xs": "[1]"}),  # an IndexError
+])
+def test_a_change_the_values_do_not_tell(statement: str, shown: dict[str, str]) -> None:
+    from model_backend.engine.deduce import mutation_reprs
+    from model_backend.engine.flow import mutations
+
+    found = mutations(ast.parse(f"def f({', '.join(shown)}):\n    {statement}\n"))
+    assert all(mutation_reprs(node, container, shown, 200) is None for container, node, _ in found.values())
+
+
+def test_the_statements_that_change_one_container() -> None:
+    from model_backend.engine.flow import mutations
+
+    source = ("def f(xs, d, g):\n    xs.append(len(d))\n    xs.append(g(1))\n    d[xs[0]] = xs\n    y = xs.pop()\n"
+              "    xs.count(1)\n    xs.sort(key=len)\n    d.k = 1\n")
+    assert {line: (c, r) for line, (c, _, r) in mutations(ast.parse(source)).items()} == {
+        2: ("xs", None), 4: ("d", None), 5: ("xs", "y")}  # not 3 (the program's g), 6 (count only reads),
+    # 7 (a key function), 8 (an attribute)
+    assert mutations(ast.parse("class A:\n    pass\n" + source)) == {}
+
+
+def test_the_grammar_writes_the_container_a_statement_leaves() -> None:
+    facts = ProgramFacts.of(Program(source=COMPUTED, entry="main()"))
+    shown = {"s": "'5 apples'", "n": "19", "lis": "[5]", "i": "'6'"}
+    constraint = FrameConstraint(facts, _at("fruit_distribution", 19, shown), False, "step_over", ())
+    assert _frame_accepted(constraint, _line_frame(facts, 17, '{"..": "..", "lis": "[5, 6]"}'))
+    constraint = FrameConstraint(facts, _at("fruit_distribution", 19, shown), False, "step_over", ())
+    assert not _frame_accepted(constraint, _line_frame(facts, 17, '{"..": "..", "lis": "[5, 1]"}'))

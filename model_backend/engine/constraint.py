@@ -19,13 +19,14 @@ import ast
 import json
 import re
 import symtable
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import TypeVar
 
 from model_backend import safe_ast
 from model_backend import trace_format as fmt
-from model_backend.engine.deduce import iterable_elements, value_repr
+from model_backend.engine.deduce import iterable_elements, mutation_reprs, value_repr
 from model_backend.engine.deduce import truth as deduced_truth
 from model_backend.engine.flow import (
     ArgumentSource,
@@ -51,6 +52,7 @@ from model_backend.engine.flow import (
     line_bindings,
     must_call_lines,
     mutating_lines,
+    mutations,
     nested_comprehension_loops,
     next_lines,
     returned_names,
@@ -101,6 +103,7 @@ EXPRESSION_FRAME_NAMES: dict[type, str] = {ast.ListComp: "<listcomp>", ast.SetCo
                                            ast.Lambda: "<lambda>"}
 EXPRESSION_FRAMES = frozenset(EXPRESSION_FRAME_NAMES.values())
 _SPECIAL_TOKEN = re.compile(r"<\|[a-z0-9_]+\|>")  # every "<|" of a frame starts one (docs/trace-format.md)
+_Entry = TypeVar("_Entry")
 _MAX_REPR = Limits().max_repr  # the tracer cuts a longer repr
 MAX_STRING = 240  # bytes in one JSON string (reprs are cut at 200 characters by the tracer)
 MAX_STACK = 32
@@ -145,6 +148,8 @@ class ProgramFacts:
     # `return EXPR`, where EXPR is made of variables, operators and builtins (flow.computed_values)
     computed: dict[int, tuple[tuple[str, ...], ast.expr]] = field(default_factory=dict)
     computed_returns: dict[int, ast.expr] = field(default_factory=dict)
+    # line -> (container, statement, name bound to what its method returns) (flow.mutations)
+    mutations: dict[int, tuple[str, ast.stmt, str | None]] = field(default_factory=dict)
     # line -> (the names it reads, the names through which it changes objects), where it changes objects
     # only through plain names if those hold builtin values (flow.mutating_lines)
     mutating: dict[int, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
@@ -259,6 +264,7 @@ class ProgramFacts:
             mutating={} if dynamic else mutating_lines(tree),
             computed=computed,
             computed_returns=computed_returns,
+            mutations={} if dynamic else mutations(tree),
             returns=returned_names(tree),
             returned_tuples=returned_tuples(tree),
             imports=imported_values(tree, Limits().max_repr),
@@ -1301,7 +1307,7 @@ class FrameConstraint:
                               unchanged=frozenset(name.encode() for name, values in bindings if shown.get(name) in values),
                               unique_keys=facts.unique_keys)
             forced, unchanged = self._forced_value(keys if diff_keys is None else diff_keys)
-            imported = (self._imported(keys) or self._computed(keys)) if forced is None else ()
+            imported = (self._imported(keys) or self._computed(keys) or self._mutated(keys)) if forced is None else ()
             pairs = (forced,) if forced is not None else (
                 self._call_arguments(keys) or self._comprehension_start(keys) or self._caller_after_return(keys)
                 or imported)
@@ -1973,19 +1979,23 @@ class FrameConstraint:
             return None, False
         return (name.encode(), fmt._json(text).encode()), prev.locals.get(name) == text
 
+    def _stepped_from(self, table: Mapping[int, _Entry]) -> tuple[State, _Entry] | None:
+        """After a step within the frame from a line event: the previous state and the table's entry for
+        its line; None elsewhere."""
+        prev = self.prev
+        if not self._step_within_frame() or prev is None or prev.line not in table:
+            return None
+        return prev, table[prev.line]  # type: ignore[index]
+
     def _computed(self, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
         """After a step within the frame from a line that only binds names to an expression of variables,
         operators and builtins (flow.computed_values): those names with the values the expression gives
         on the shown values (model_backend/engine/deduce.py), as (key, JSON) pairs; empty where the
         shown values do not tell, or `A, B = EXPR` gives no pair of whole reprs."""
-        if not self._step_within_frame():
-            return ()
-        prev = self.prev
-        assert prev is not None and prev.line is not None
-        entry = self.facts.computed.get(prev.line)
+        entry = self._stepped_from(self.facts.computed)
         if entry is None:
             return ()
-        names, expression = entry
+        prev, (names, expression) = entry
         if len(names) == 1:
             text = value_repr(expression, prev.locals, _MAX_REPR)
             texts = [text] if text is not None else None
@@ -1995,6 +2005,21 @@ class FrameConstraint:
         if texts is None or any(name.encode() not in keys for name in names):
             return ()
         return tuple((name.encode(), fmt._json(text).encode()) for name, text in zip(names, texts, strict=True))
+
+    def _mutated(self, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
+        """After a step within the frame from a line that changes one list or dict through its name
+        (flow.mutations): the container with the value the statement leaves it (and the name bound to
+        what its method returns), computed from the shown values (deduce.mutation_reprs), as (key, JSON)
+        pairs; empty where the shown values do not tell."""
+        entry = self._stepped_from(self.facts.mutations)
+        if entry is None:
+            return ()
+        prev, (container, statement, result) = entry
+        reprs = mutation_reprs(statement, container, prev.locals, _MAX_REPR)
+        if reprs is None or container.encode() not in keys or (result is not None and result.encode() not in keys):
+            return ()
+        pairs = [(container, reprs[0])] + ([(result, reprs[1])] if result is not None and reprs[1] is not None else [])
+        return tuple((name.encode(), fmt._json(text).encode()) for name, text in pairs)
 
     def _imported(self, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
         """After a step within the frame from a line that only imports names of a known module

@@ -56,6 +56,13 @@ class _Unknown(Exception):
     """The shown values do not tell the expression's value."""
 
 
+class _Rebuilt:
+    """A shown value rebuilt once, so that every read of its name is the same object."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+
 def expression_reads(node: ast.expr, bound: set[str]) -> frozenset[str] | None:
     """The variables an expression reads, where it is made only of variables, constants, arithmetic,
     comparisons (`is` only against None), `and`/`or`/`not`, conditional expressions, slices and
@@ -130,15 +137,15 @@ def shown_literal(text: str | None) -> object:
     return value
 
 
-def holds_a_set(value: object) -> bool:
-    """Whether a value is or holds a set (whose iteration order here need not be the traced program's)."""
+def holds_a_set(value: object, _within: frozenset[int] = frozenset()) -> bool:
+    """Whether a value is or holds a set (whose iteration order here need not be the traced program's);
+    a list that holds itself is followed once."""
     if isinstance(value, set | frozenset):
         return True
-    if isinstance(value, list | tuple):
-        return any(holds_a_set(v) for v in value)
-    if isinstance(value, dict):
-        return any(holds_a_set(v) for v in value.values())
-    return False
+    if id(value) in _within:
+        return False
+    inside = value if isinstance(value, list | tuple) else value.values() if isinstance(value, dict) else ()
+    return any(holds_a_set(v, _within | {id(value)}) for v in inside)
 
 
 def _plain(value: object) -> object:
@@ -166,17 +173,19 @@ def _number(value: object) -> int | float:
     return value  # type: ignore[return-value]
 
 
-def _evaluate(node: ast.expr, shown: Mapping[str, str]) -> object:
-    """The value of an expression expression_reads accepted, on the shown values; raises _Unknown."""
+def _evaluate(node: ast.expr, shown: Mapping[str, object]) -> object:
+    """The value of an expression expression_reads accepted, on the shown values (reprs, or objects
+    already rebuilt from them: a name read twice is one object); raises _Unknown."""
     try:
         return _plain(_evaluate_unchecked(node, shown))
     except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError, AttributeError) as error:
         raise _Unknown from error  # the program raises here: the model says how
 
 
-def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, str]) -> object:
+def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
     if isinstance(node, ast.Name):
-        return shown_literal(shown.get(node.id))
+        value = shown.get(node.id)
+        return value.value if isinstance(value, _Rebuilt) else shown_literal(value)  # type: ignore[arg-type]
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.UnaryOp):
@@ -296,10 +305,10 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
     raise _Unknown
 
 
-def _value(node: ast.expr, shown: Mapping[str, str]) -> object:
+def _value(node: ast.expr, shown: Mapping[str, object]) -> object:
     try:
         return _evaluate(node, shown)
-    except (_Unknown, RecursionError, MemoryError):
+    except Exception:  # _Unknown, or anything a builtin raises on a value it refuses: the values do not tell
         return _Unknown
 
 
@@ -329,3 +338,83 @@ def truth(node: ast.expr, shown: Mapping[str, str]) -> bool | None:
     """Whether `node` is true on the values `shown` holds; None where they do not tell."""
     value = _value(node, shown)
     return None if value is _Unknown else bool(value)
+
+
+# Methods that change a list or a dict in place, by type: on literal values none runs the program's code.
+_MUTATORS: dict[type, frozenset[str]] = {
+    list: frozenset({"append", "extend", "insert", "pop", "remove", "sort", "reverse", "clear"}),
+    dict: frozenset({"update", "pop", "setdefault", "clear", "popitem"}),
+}
+MUTATOR_NAMES = frozenset().union(*_MUTATORS.values())
+
+
+def mutation_reprs(statement: ast.stmt, container: str, shown: Mapping[str, str],
+                   max_repr: int) -> tuple[str, str | None] | None:
+    """For a statement that changes the list or dict `container` shows (flow.mutations:
+    `C.method(...)`, `X = C.method(...)`, `C[KEY] = VALUE`, `C[KEY] op= VALUE`, `del C[KEY]`): the
+    container's repr after it and, for `X = C.method(...)`, the repr of what the method returns (else
+    None), each cut as the tracer cuts it. None where the shown values do not tell: the container cut,
+    a set, a builtin that raises, or a name it reads whose repr holds the container's (it may be the
+    same object, or hold it, which would make the container hold itself)."""
+    text = shown.get(container)
+    try:
+        obj = shown_literal(text)
+    except _Unknown:
+        return None
+    assert text is not None
+    if type(obj) not in _MUTATORS:
+        return None
+    read = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id != container}
+    if any(text in shown.get(name, "") for name in read):
+        return None
+    namespace: dict[str, object] = {**shown, container: _Rebuilt(obj)}
+    try:
+        result = _mutate(statement, obj, namespace)
+    except Exception:  # as in _value
+        return None
+    if holds_a_set(obj) or holds_a_set(result):
+        return None
+
+    def cut(value: object) -> str:
+        whole = repr(value)
+        return whole if len(whole) <= max_repr else whole[:max_repr] + "..."
+
+    method = isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name)
+    return cut(obj), (cut(result) if method else None)
+
+
+def _mutate(statement: ast.stmt, obj: object, namespace: Mapping[str, object]) -> object:
+    """Apply the statement to `obj` (the container rebuilt); what a method called returns, else None."""
+    if isinstance(statement, ast.Expr) or isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name):
+        call = statement.value
+        assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+        if call.func.attr not in _MUTATORS[type(obj)]:
+            raise _Unknown
+        arguments = [_evaluate(a, namespace) for a in call.args]
+        keywords = {k.arg: _evaluate(k.value, namespace) for k in call.keywords}
+        if None in keywords or (keywords and call.func.attr not in ("sort", "update")):
+            raise _Unknown
+        if call.func.attr == "sort" and (set(keywords) - {"reverse"} or arguments):
+            raise _Unknown  # a key function: the program's code
+        return _plain(getattr(obj, call.func.attr)(*arguments, **keywords))  # type: ignore[arg-type]
+    if isinstance(statement, ast.Delete):
+        (target,) = statement.targets
+        assert isinstance(target, ast.Subscript)
+        del obj[_key(target.slice, namespace)]  # type: ignore[attr-defined]
+        return None
+    assert isinstance(statement, ast.Assign | ast.AugAssign)
+    target = statement.targets[0] if isinstance(statement, ast.Assign) else statement.target
+    assert isinstance(target, ast.Subscript)
+    key = _key(target.slice, namespace)
+    value = _evaluate(statement.value, namespace)
+    if isinstance(statement, ast.AugAssign):
+        value = _plain(_ARITHMETIC[type(statement.op)](obj[key], value))  # type: ignore[index]
+    obj[key] = value  # type: ignore[index]
+    _plain(obj)
+    return None
+
+
+def _key(index: ast.expr, namespace: Mapping[str, object]) -> object:
+    if isinstance(index, ast.Slice):
+        return slice(*(None if b is None else _int(_evaluate(b, namespace)) for b in (index.lower, index.upper, index.step)))
+    return _evaluate(index, namespace)

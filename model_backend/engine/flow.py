@@ -30,7 +30,7 @@ import types
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from model_backend.engine.deduce import expression_reads, holds_a_set
+from model_backend.engine.deduce import MUTATOR_NAMES, expression_reads, holds_a_set
 from model_backend.tracer import safe_repr
 
 Lines = frozenset[int]
@@ -693,6 +693,55 @@ def computed_values(tree: ast.Module) -> tuple[dict[int, tuple[tuple[str, ...], 
             continue  # simple_assignments' literals and copies
         assigned[node.lineno] = (names, value)
     return assigned, returned
+
+
+def mutations(tree: ast.Module) -> dict[int, tuple[str, ast.stmt, str | None]]:
+    """Line -> (the container, the statement, the name bound to what a method returns), for lines that
+    hold one statement, on one line, changing one list or dict through a plain name C: `C.method(ARGS)`
+    or `X = C.method(ARGS)` with a method that changes it in place (deduce.MUTATOR_NAMES), `C[KEY] =
+    VALUE`, `C[KEY] op= VALUE` or `del C[KEY]`, whose other parts are variables, operators and builtins
+    (deduce.expression_reads), in a program that defines no class. On values of the builtin types such a
+    statement runs no code of the program, so the shown values give the container after it
+    (deduce.mutation_reprs). Names declared global or nonlocal are left out."""
+    if _defines_a_class(tree) or _may_print_a_container(tree):
+        return {}
+    bound = _bound_names(tree)
+    shared = shared_names(tree)
+    starts = _statements_per_line(tree)
+    found: dict[int, tuple[str, ast.stmt, str | None]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Expr | ast.Assign | ast.AugAssign | ast.Delete):
+            continue
+        if node.end_lineno != node.lineno or starts.get(node.lineno) != 1:
+            continue
+        result: str | None = None
+        parts: list[ast.expr]
+        value = node.value if isinstance(node, ast.Expr | ast.Assign | ast.AugAssign) else None
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name) \
+                and value.func.attr in MUTATOR_NAMES and not isinstance(node, ast.AugAssign):
+            if isinstance(node, ast.Assign):
+                if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+                    continue
+                result = node.targets[0].id
+            container = value.func.value.id
+            parts = [*value.args, *(k.value for k in value.keywords)]
+            if any(isinstance(a, ast.Starred) for a in value.args) or any(k.arg is None for k in value.keywords):
+                continue
+        elif isinstance(node, ast.Expr):
+            continue
+        else:
+            targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+            if len(targets) != 1 or not (isinstance(targets[0], ast.Subscript) and isinstance(targets[0].value, ast.Name)):
+                continue
+            index = targets[0].slice
+            container = targets[0].value.id
+            parts = ([b for b in (index.lower, index.upper, index.step) if b is not None]
+                     if isinstance(index, ast.Slice) else [index]) + ([value] if value is not None else [])
+        if {container, result} & shared or container == result or container not in bound:
+            continue
+        if all(expression_reads(part, bound) is not None for part in parts):
+            found[node.lineno] = (container, node, result)
+    return found
 
 
 def returned_names(tree: ast.Module) -> dict[int, str]:
