@@ -11,6 +11,7 @@ import pytest
 
 from model_backend import trace_format as fmt
 from model_backend.engine.constraint import EXPRESSION_FRAMES, FrameConstraint, ProgramFacts
+from model_backend.engine.deduce import value_repr
 from model_backend.engine.flow import frame_ends, next_lines
 from model_backend.program import Program
 from model_backend.sandbox import run_trace
@@ -515,10 +516,10 @@ def test_the_parameters_a_line_binds_at_its_call() -> None:
     assert found == {
         (5, "pick"): ((("text", ("name", "seq")), ("i", ("literal", "2")), ("sep", ("literal", "', '")),
                        ("opts", None)), frozenset()),
-        (6, "pick"): ((("text", None), ("i", ("name", "n")), ("sep", ("literal", "'x'")), ("opts", None)),
-                      frozenset({"seq"})),
-        (10, "pick"): ((("text", ("name", "d")), ("i", None), ("sep", ("literal", "', '")), ("opts", None)),
-                       frozenset({"d", "n"})),
+        (6, "pick"): ((("text", ("expression", "seq[1:]")), ("i", ("name", "n")), ("sep", ("literal", "'x'")),
+                       ("opts", None)), frozenset({"seq"})),
+        (10, "pick"): ((("text", ("name", "d")), ("i", ("expression", "d[n]")), ("sep", ("literal", "', '")),
+                        ("opts", None)), frozenset({"d", "n"})),
         (11, "pick"): ((("text", ("name", "n")), ("i", ("literal", "'j'")), ("sep", ("literal", "', '")),
                         ("opts", ("name", "seq"))), frozenset()),
     }  # not 7 (`*seq`) nor 8 (a missing argument: a TypeError, no call)
@@ -543,7 +544,10 @@ def _calls_checked(program: Program, events: list) -> int:
     checked = 0
     for event, following, (bound, _) in _call_events_after_lines(ProgramFacts.of(program).calls, events):
         for param, source in bound:
-            if source is not None and (source[0] == "literal" or source[1] in event.locals):
+            if source is not None and source[0] == "expression":
+                want = value_repr(ast.parse(source[1], mode="eval").body, event.locals, 200)
+                assert want is None or following.locals.get(param) == want, (event.line, param, want)
+            elif source is not None and (source[0] == "literal" or source[1] in event.locals):
                 want = source[1] if source[0] == "literal" else event.locals[source[1]]
                 assert following.locals.get(param) == want, (event.line, param, following.locals.get(param), want)
         checked += 1
@@ -580,6 +584,11 @@ def test_the_grammar_writes_the_values_a_call_receives() -> None:
     assert accepted(right) and accepted('{"text": "[1, 2]", "i": "2", "sep": "\', \'", "opts": "[5]"}')
     assert not accepted(right.replace('"2"', '"3"')) and not accepted(right.replace("[1, 2]", "[2]"))
     assert not accepted('{"i": "2", "sep": "\', \'", "opts": "[]"}')  # text left out
+    prev = State(event="line", line=6, stack=[StackFrame(function="f", line=6)], locals={"seq": "[1, 2]", "n": "3"})
+    assert accepted('{"text": "[2]", "i": "3", "sep": "\'x\'", "opts": "[]"}')  # `seq[1:]`, from deduce.py
+    assert not accepted('{"text": "[1]", "i": "3", "sep": "\'x\'", "opts": "[]"}')
+    prev = State(event="line", line=6, stack=[StackFrame(function="f", line=6)], locals={"seq": "[1, 2...", "n": "3"})
+    assert accepted('{"text": "[1]", "i": "3", "sep": "\'x\'", "opts": "[]"}')  # a cut list: free
     # Line 10, `pick(d, d[n])`: d is a defaultdict, whose lookup inserts a key first: no value is forced.
     prev = State(event="line", line=10, stack=[StackFrame(function="f", line=10)],
                  locals={"seq": "[1, 2]", "n": "3", "d": "defaultdict(<class 'list'>, {})"})

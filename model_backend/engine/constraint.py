@@ -1839,7 +1839,8 @@ class FrameConstraint:
     def _call_arguments(self, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
         """After step_into from a line whose one call is of this frame's function (flow.call_bindings),
         landing on its call event: the parameters whose values the line tells (a name among the caller's
-        shown variables, or a literal), as (key, JSON) pairs. Empty where the rule does not apply."""
+        shown variables, a literal, or an expression whose value deduce.py computes from them), as (key,
+        JSON) pairs. Empty where the rule does not apply."""
         site = self._call_site()
         binding = self.facts.calls.get(site[1]) if site is not None else None
         if site is None or binding is None:
@@ -1857,6 +1858,11 @@ class FrameConstraint:
                 if text not in prev.locals:
                     continue  # a global or a builtin: not shown, so not known
                 text = prev.locals[text]
+            elif kind == "expression":
+                computed = value_repr(ast.parse(text, mode="eval").body, prev.locals, _MAX_REPR)
+                if computed is None:
+                    continue
+                text = computed
             pairs.append((param.encode(), fmt._json(text).encode()))
         return tuple(pairs)
 

@@ -24,6 +24,7 @@ against traced programs (tests/test_flow.py) and every frame of our datasets (sc
 from __future__ import annotations
 
 import ast
+import copy
 import importlib
 import symtable
 import types
@@ -863,10 +864,12 @@ def _immutable_literal(node: ast.expr | None, max_repr: int) -> str | None:
     return safe_repr(value, max_repr) if immutable(value) else None
 
 
-def _bind(func: ast.FunctionDef, call: ast.Call, max_repr: int) -> tuple[tuple[str, ArgumentSource], ...] | None:
-    """Python's binding of `call`'s arguments to `func`'s parameters, for arguments that are names or
-    literals (others bind to None: unknown), defaults that are immutable literals; None when the call
-    does not bind plainly (`*`/`**`, a *args or **kwargs parameter, a missing or doubled argument)."""
+def _bind(func: ast.FunctionDef, call: ast.Call, max_repr: int,
+          program_names: set[str]) -> tuple[tuple[str, ArgumentSource], ...] | None:
+    """Python's binding of `call`'s arguments to `func`'s parameters, for arguments that are names,
+    literals or expressions of variables, operators and builtins (deduce.expression_reads; others bind
+    to None: unknown), defaults that are immutable literals; None when the call does not bind plainly
+    (`*`/`**`, a *args or **kwargs parameter, a missing or doubled argument)."""
     args = func.args
     if args.vararg or args.kwarg or any(isinstance(a, ast.Starred) for a in call.args) or any(
             k.arg is None for k in call.keywords):
@@ -890,9 +893,12 @@ def _bind(func: ast.FunctionDef, call: ast.Call, max_repr: int) -> tuple[tuple[s
             node = given[name]
             if isinstance(node, ast.Name):
                 bound.append((name, ("name", node.id)))
+            elif (text := _immutable_literal(node, max_repr)) is not None:
+                bound.append((name, ("literal", text)))
+            elif expression_reads(node, program_names) is not None:
+                bound.append((name, ("expression", ast.unparse(node))))
             else:
-                text = _immutable_literal(node, max_repr)
-                bound.append((name, ("literal", text) if text is not None else None))
+                bound.append((name, None))
         elif name in defaults:
             text = _immutable_literal(defaults[name], max_repr)
             bound.append((name, ("literal", text) if text is not None else None))
@@ -925,6 +931,8 @@ def call_bindings(tree: ast.Module, max_repr: int) -> dict[tuple[int, str], Bind
         return {}
     plain = _plain_functions(tree)
     defs = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in plain}
+    program_names = _bound_names(tree)
+    starts = _statements_per_line(tree)
     found: dict[tuple[int, str], Binding] = {}
     for node in _statements_with_a_value(tree):
         if isinstance(node, ast.Assign) and not all(isinstance(t, ast.Name) for t in node.targets):
@@ -933,16 +941,55 @@ def call_bindings(tree: ast.Module, max_repr: int) -> dict[tuple[int, str], Bind
             continue
         call = node.value
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in defs):
+            call = _the_one_call(node, defs, program_names) if starts.get(node.lineno) == 1 else None
+            if call is None:
+                continue
+        elif not all(_inert_expression(a) for a in [*call.args, *(k.value for k in call.keywords)]):
             continue
-        if not all(_inert_expression(a) for a in [*call.args, *(k.value for k in call.keywords)]):
-            continue
-        bound = _bind(defs[call.func.id], call, max_repr)
+        assert isinstance(call.func, ast.Name)
+        bound = _bind(defs[call.func.id], call, max_repr, program_names)
         if bound is not None:
             computed = [a for a in [*call.args, *(k.value for k in call.keywords)]
                         if not isinstance(a, ast.Name | ast.Constant)]
             reads = frozenset(n.id for a in computed for n in ast.walk(a) if isinstance(n, ast.Name))
             found[(node.lineno, call.func.id)] = (bound, reads)
     return found
+
+
+def _the_one_call(node: ast.Assign | ast.AnnAssign | ast.Expr | ast.Return, defs: dict[str, ast.FunctionDef],
+                  program_names: set[str]) -> ast.Call | None:
+    """In a statement on one line, the one call of a function in `defs` (`return [ord(c)] + aux(s[1:])`,
+    `return max(n, f(n - 1))`), where everything else in it, the call's arguments included, is made of
+    variables, operators and builtins (deduce.expression_reads): the part evaluated before the call
+    then runs no code of the program, and neither do the arguments. None for anything else."""
+    value = node.value
+    if value is None or node.end_lineno != node.lineno:
+        return None
+    calls = [n for n in ast.walk(value) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in defs]
+    if len(calls) != 1:
+        return None
+    call = calls[0]
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    if not all(expression_reads(a, program_names) is not None for a in [*call.args, *(k.value for k in call.keywords)]):
+        return None
+    return call if expression_reads(_without(value, call), program_names) is not None else None
+
+
+def _without(value: ast.expr, call: ast.Call) -> ast.expr:
+    """`value` with `call` replaced by a constant (a copy; the tree is left as it is)."""
+
+    class Replace(ast.NodeTransformer):
+        def visit_Call(self, part: ast.Call) -> ast.AST:
+            return ast.Constant(None) if part is originals.get(id(part)) else self.generic_visit(part)
+
+    originals: dict[int, ast.AST] = {}
+    clone = copy.deepcopy(value, memo={})
+    # deepcopy keeps the structure: find the call's copy by walking both trees side by side
+    for original, copied in zip(ast.walk(value), ast.walk(clone), strict=True):
+        if original is call:
+            originals[id(copied)] = copied
+    return Replace().visit(clone)  # type: ignore[no-any-return]
 
 
 def call_results(tree: ast.Module) -> dict[int, tuple[str, str]]:
