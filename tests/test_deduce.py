@@ -42,6 +42,7 @@ def _expression(source: str) -> ast.expr:
     ("xs[::-1]", {"xs"}),
     ("range(min(n, 3))", {"n"}),
     ("xs", {"xs"}),
+    ("[x * k for x in xs if x]", {"xs", "k"}),  # the comprehension's own variable is not read from outside
     ("s.replace('a', 'b')", {"s"}),
     ("x if x else y", {"x", "y"}),
     ("i.isdigit() and not (n > 2 or n is None)", {"i", "n"}),
@@ -61,7 +62,7 @@ def test_the_iterables_it_computes_and_what_they_read(source: str, reads: set[st
     "s.translate(t)",  # not on the list
     "sorted(xs, key=len)",  # a key function
     "map(str, xs)",
-    "[x for x in xs]",
+    "[x async for x in xs]",
     "sorted(*xs)",
 ])
 def test_what_it_leaves_to_the_model(source: str) -> None:
@@ -95,13 +96,16 @@ CASES = [
     ("range(min(n, 3))", {"n": 7}),
     ("range(abs(n) % 4)", {"n": -7}),
     ("sorted(xs)[::2]", {"xs": ["b", "c", "a"]}),
+    ("[w.upper() for w in text.split('b') if w]", {"text": "abcbd"}),
+    ("[(i, j) for i, row in enumerate(grid) for j in row if i != j]", {"grid": [[0, 1], [1]]}),
+    ("{ch: part.count(ch) for ch in part}", {"part": "gloo"}),
 ]
 
 
 @pytest.mark.parametrize(("source", "values"), CASES)
 def test_the_elements_are_those_python_gives(source: str, values: dict[str, object]) -> None:
     # Here, in the test, Python itself evaluates the expression on the same values for comparison.
-    expected = list(eval(source, {}, dict(values)))  # noqa: S307 - the test's own constant expressions
+    expected = list(eval(source, dict(values)))  # noqa: S307 - the test's own constant expressions
     shown = {name: repr(value) for name, value in values.items()}
     assert iterable_elements(_expression(source), shown, 200) == expected
 
@@ -207,12 +211,16 @@ CONDITIONS = [
     ("sum(xs) / len(xs) > 1.5", {"xs": [1, 2, 2]}),
     ("xs.count(1) and s.startswith('a')", {"xs": [1, 1], "s": "ba"}),
     ("divmod(n, 4)[1] == 3", {"n": 11}),
+    ("sum(1 for x in title if x != 'e') * 2 > 3", {"title": "eye"}),
+    ("len([num for num in xs if num % 2 != 0]) % 2 == 0", {"xs": [1, 3, 4]}),
+    ("any(x == 'b' for x in xs) and all(ys)", {"xs": "abc", "ys": [1, 0]}),
+    ("''.join(c.lower() for c in text if c in letters) == 'ab'", {"text": "A,b", "letters": "Ab"}),
 ]
 
 
 @pytest.mark.parametrize(("source", "values"), CONDITIONS)
 def test_a_test_is_true_where_python_says(source: str, values: dict[str, object]) -> None:
-    expected = bool(eval(source, {}, dict(values)))  # noqa: S307 - the test's own constant expressions
+    expected = bool(eval(source, dict(values)))  # noqa: S307 - the test's own constant expressions
     assert truth(_expression(source), {name: repr(value) for name, value in values.items()}) is expected
 
 
@@ -224,6 +232,9 @@ def test_a_test_is_true_where_python_says(source: str, values: dict[str, object]
     ("n > 0", {"n": "<Counter object>"}),
     ("n > 0", {}),  # a global, or not bound yet
     ("x * 10 ** 13 > 1", {"x": "1"}),  # bigger than it computes
+    ("[x for x in y]", {"y": "5"}),  # not iterable
+    ("[a for a, b in xs]", {"xs": "[(1, 2, 3)]"}),  # unpacking raises
+    ("sum(1 for _ in range(n) for _ in range(n))", {"n": "1000"}),  # too many steps to take here
 ])
 def test_a_test_the_values_do_not_tell(source: str, shown: dict[str, str]) -> None:
     assert truth(_expression(source), shown) is None

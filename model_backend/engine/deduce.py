@@ -69,13 +69,31 @@ def expression_reads(node: ast.expr, bound: set[str]) -> frozenset[str] | None:
     indexes, calls of the builtins in _FUNCTIONS (not rebound by the program, `bound`) and of the methods
     in _METHODS; None for anything else (the program's own functions, an attribute, a lambda...)."""
     reads: set[str] = set()
+    hidden: list[str] = []  # the variables of the comprehensions around the part looked at
 
     def allowed(part: ast.expr) -> bool:
         if isinstance(part, ast.Name):
             if part.id in _FUNCTIONS and part.id not in bound:
                 return False  # a builtin passed as a value
-            reads.add(part.id)
+            if part.id not in hidden:
+                reads.add(part.id)
             return True
+        if isinstance(part, ast.ListComp | ast.GeneratorExp | ast.DictComp):
+            depth = len(hidden)
+            try:
+                for generator in part.generators:
+                    if generator.is_async or not allowed(generator.iter):
+                        return False
+                    names = _target_names(generator.target)
+                    if names is None:
+                        return False
+                    hidden.extend(names)
+                    if not all(allowed(condition) for condition in generator.ifs):
+                        return False
+                results = [part.key, part.value] if isinstance(part, ast.DictComp) else [part.elt]
+                return all(allowed(result) for result in results)
+            finally:
+                del hidden[depth:]
         if isinstance(part, ast.Constant):
             return type(part.value) in (int, float, str, bool) or part.value is None
         if isinstance(part, ast.UnaryOp):
@@ -121,6 +139,16 @@ def expression_reads(node: ast.expr, bound: set[str]) -> frozenset[str] | None:
         return False
 
     return frozenset(reads) if allowed(node) else None
+
+
+def _target_names(target: ast.expr) -> list[str] | None:
+    """The names a comprehension's `for` binds: a name, or a tuple of names (nested); None otherwise."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Tuple):
+        names = [_target_names(e) for e in target.elts]
+        return None if None in names else [n for part in names for n in part]  # type: ignore[union-attr]
+    return None
 
 
 def shown_literal(text: str | None) -> object:
@@ -219,6 +247,8 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
         if isinstance(node.op, ast.Add) and type(left) is type(right) and type(left) in (str, list, tuple):
             return left + right  # type: ignore[operator]
         return _ARITHMETIC[type(node.op)](_number(left), _number(right))
+    if isinstance(node, ast.ListComp | ast.GeneratorExp | ast.DictComp):
+        return _comprehension(node, shown)
     if isinstance(node, ast.Tuple | ast.List):
         elements = [_evaluate(e, shown) for e in node.elts]
         return tuple(elements) if isinstance(node, ast.Tuple) else elements
@@ -251,6 +281,52 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
 
 
 _ITERABLES = (str, list, tuple, dict, range)
+
+
+def _comprehension(node: ast.ListComp | ast.GeneratorExp | ast.DictComp, shown: Mapping[str, object]) -> object:
+    """A list or dict comprehension's value, or a generator expression's elements as a list (what
+    `sum`, `any` or `''.join` then take: the same result, when no element raises), within MAX_ELEMENTS
+    steps in all."""
+    results: list[object] = []
+    steps = [0]
+
+    def run(index: int, scope: Mapping[str, object]) -> None:
+        if index == len(node.generators):
+            if isinstance(node, ast.DictComp):
+                results.append((_evaluate(node.key, scope), _evaluate(node.value, scope)))
+            else:
+                results.append(_evaluate(node.elt, scope))
+            return
+        generator = node.generators[index]
+        iterable = _evaluate(generator.iter, scope)
+        if not isinstance(iterable, _ITERABLES):
+            raise _Unknown
+        for element in iterable:
+            steps[0] += 1
+            if steps[0] > MAX_ELEMENTS:
+                raise _Unknown
+            inner = dict(scope)
+            _bind_target(generator.target, element, inner)
+            if all(_evaluate(condition, inner) for condition in generator.ifs):
+                run(index + 1, inner)
+
+    run(0, shown)
+    return dict(results) if isinstance(node, ast.DictComp) else results  # type: ignore[arg-type]
+
+
+def _bind_target(target: ast.expr, value: object, scope: dict[str, object]) -> None:
+    """Bind a comprehension's `for` target as Python unpacks it."""
+    if isinstance(target, ast.Name):
+        scope[target.id] = _Rebuilt(value)
+        return
+    assert isinstance(target, ast.Tuple)
+    if not isinstance(value, _ITERABLES):
+        raise _Unknown
+    parts = list(value)
+    if len(parts) != len(target.elts):
+        raise _Unknown  # the program raises a ValueError
+    for part, element in zip(target.elts, parts, strict=True):
+        _bind_target(part, element, scope)
 
 
 def _call(name: str, arguments: list[object], keywords: Mapping[str | None, object]) -> object:

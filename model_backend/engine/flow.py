@@ -965,6 +965,8 @@ def _the_one_call(node: ast.Assign | ast.AnnAssign | ast.Expr | ast.Return, defs
     value = node.value
     if value is None or node.end_lineno != node.lineno:
         return None
+    if any(isinstance(n, (*_COMPREHENSION_NODES, ast.Lambda)) for n in ast.walk(value)):
+        return None  # a call inside one runs in its frame, with its variables, later than the line's event
     calls = [n for n in ast.walk(value) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in defs]
     if len(calls) != 1:
         return None
