@@ -649,12 +649,14 @@ def mutating_lines(tree: ast.Module) -> dict[int, tuple[frozenset[str], frozense
 
 def computed_values(tree: ast.Module) -> tuple[dict[int, tuple[tuple[str, ...], ast.expr]], dict[int, ast.expr]]:
     """Two maps, for lines that hold one statement, on one line, whose expression is made of variables,
-    operators and builtins (deduce.expression_reads) in a program that defines no class: line -> (the
+    operators and builtins (deduce.expression_reads) in a program none of whose own objects could print
+    like a literal (_may_print_a_container; any other object's repr is no literal, and deduce.py then
+    says nothing): line -> (the
     names, the expression) for `NAME = EXPR`, `A, B = EXPR` and `NAME op= EXPR` (as `NAME op EXPR`), and
     line -> the expression for `return EXPR`. On values of the builtin types such an expression runs no
     code of the program, so the values shown at the line's event give what the step binds or returns
     (model_backend/engine/constraint.py). Names declared global or nonlocal are left out."""
-    if _defines_a_class(tree) or _may_print_a_container(tree):
+    if _may_print_a_container(tree):
         return {}, {}
     bound = _bound_names(tree)
     shared = shared_names(tree)
@@ -701,10 +703,10 @@ def mutations(tree: ast.Module) -> dict[int, tuple[str, ast.stmt, str | None]]:
     hold one statement, on one line, changing one list or dict through a plain name C: `C.method(ARGS)`
     or `X = C.method(ARGS)` with a method that changes it in place (deduce.MUTATOR_NAMES), `C[KEY] =
     VALUE`, `C[KEY] op= VALUE` or `del C[KEY]`, whose other parts are variables, operators and builtins
-    (deduce.expression_reads), in a program that defines no class. On values of the builtin types such a
-    statement runs no code of the program, so the shown values give the container after it
+    (deduce.expression_reads), in a program none of whose own objects could print like a literal
+    (_may_print_a_container). On values of the builtin types such a statement runs no code of the program, so the shown values give the container after it
     (deduce.mutation_reprs). Names declared global or nonlocal are left out."""
-    if _defines_a_class(tree) or _may_print_a_container(tree):
+    if _may_print_a_container(tree):
         return {}
     bound = _bound_names(tree)
     shared = shared_names(tree)
@@ -812,9 +814,11 @@ def truth_tests(tree: ast.Module) -> dict[int, TruthTest]:
     `not` a name, or made of variables, operators and builtins (deduce.expression_reads: `len(word) ==
     1`, `i.isdigit()`), alone on the header's line, with the body on later lines. Testing such a test on
     values of the builtin types runs no code of the program, so the values shown at the header's line
-    event say where a step goes (model_backend/engine/constraint.py). Empty for a program that defines
-    a class (an object of its own may be true or false as it likes)."""
-    if _defines_a_class(tree):
+    event say where a step goes (model_backend/engine/constraint.py). Empty for a program whose own
+    objects could print like a literal (_may_print_a_container: a class with a base, a `__repr__` or
+    `__iter__` of its own); another object of the program's shows a repr that is no literal, and then the
+    test is left free (an object may be true or false as it likes)."""
+    if _may_print_a_container(tree):
         return {}
     flow = _Flow(tree)
     starts = _statements_per_line(tree)
