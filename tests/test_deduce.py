@@ -402,3 +402,11 @@ def test_the_grammar_writes_the_container_a_statement_leaves() -> None:
     assert _frame_accepted(constraint, _line_frame(facts, 17, '{"..": "..", "lis": "[5, 6]"}'))
     constraint = FrameConstraint(facts, _at("fruit_distribution", 19, shown), False, "step_over", ())
     assert not _frame_accepted(constraint, _line_frame(facts, 17, '{"..": "..", "lis": "[5, 1]"}'))
+
+
+def test_nested_comprehensions_share_one_bound() -> None:
+    """A bound for each comprehension alone would allow 10,000 x 10,000 steps; the whole evaluation has
+    10,000, and gives up past them."""
+    nested = _expression("sum(sum(1 for y in range(n)) for x in range(n))")
+    assert value_repr(nested, {"n": "200"}, 200) is None  # 40,200 steps
+    assert value_repr(nested, {"n": "50"}, 200) == "2500"

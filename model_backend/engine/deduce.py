@@ -18,6 +18,7 @@ not shown or cut, a set (its order here need not be the traced program's), a bui
 from __future__ import annotations
 
 import ast
+import contextvars
 import operator
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -281,14 +282,17 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
 
 
 _ITERABLES = (str, list, tuple, dict, range)
+# The comprehension steps one evaluation has taken, against MAX_ELEMENTS for all its comprehensions
+# together (nested ones would otherwise multiply their bounds)
+_STEPS: contextvars.ContextVar[list[int]] = contextvars.ContextVar("deduce_steps")  # set by _value, mutation_reprs
 
 
 def _comprehension(node: ast.ListComp | ast.GeneratorExp | ast.DictComp, shown: Mapping[str, object]) -> object:
     """A list or dict comprehension's value, or a generator expression's elements as a list (what
     `sum`, `any` or `''.join` then take: the same result, when no element raises), within MAX_ELEMENTS
-    steps in all."""
+    steps for the whole evaluation (_STEPS)."""
     results: list[object] = []
-    steps = [0]
+    steps = _STEPS.get()
 
     def run(index: int, scope: Mapping[str, object]) -> None:
         if index == len(node.generators):
@@ -382,10 +386,13 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
 
 
 def _value(node: ast.expr, shown: Mapping[str, object]) -> object:
+    token = _STEPS.set([0])
     try:
         return _evaluate(node, shown)
     except Exception:  # _Unknown, or anything a builtin raises on a value it refuses: the values do not tell
         return _Unknown
+    finally:
+        _STEPS.reset(token)
 
 
 def iterable_elements(node: ast.expr, shown: Mapping[str, str], max_repr: int) -> list[object] | None:
@@ -444,10 +451,13 @@ def mutation_reprs(statement: ast.stmt, container: str, shown: Mapping[str, str]
     if any(text in shown.get(name, "") for name in read):
         return None
     namespace: dict[str, object] = {**shown, container: _Rebuilt(obj)}
+    token = _STEPS.set([0])
     try:
         result = _mutate(statement, obj, namespace)
     except Exception:  # as in _value
         return None
+    finally:
+        _STEPS.reset(token)
     if holds_a_set(obj) or holds_a_set(result):
         return None
 
