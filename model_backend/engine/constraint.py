@@ -21,7 +21,7 @@ import re
 import symtable
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TypeVar
 
 from model_backend import safe_ast
@@ -1142,6 +1142,24 @@ def _range_span(arguments: tuple[LoopArgument, ...], shown: dict[str, str],
     return range(*values) if not (len(values) == 3 and values[2] == 0) else None
 
 
+def _element_reprs(elements: list[object] | None, names: int) -> list[tuple[str, ...]] | None:
+    """The reprs a loop's `names` variables (one, or two it unpacks each element into) take for each
+    element; None where the elements are not known or one does not unpack into two (Python raises)."""
+    if elements is None:
+        return None
+    if names == 1:
+        return [(repr(element),) for element in elements]
+    if not all(isinstance(e, tuple | list | str) and len(e) == 2 for e in elements):
+        return None
+    return [(repr(e[0]), repr(e[1])) for e in elements]  # type: ignore[index]
+
+
+@lru_cache(maxsize=1024)
+def _argument_expression(text: str) -> ast.expr:
+    """A call argument's expression, kept by flow.call_bindings as its source text, parsed once."""
+    return ast.parse(text, mode="eval").body
+
+
 def _truth_of(text: str | None) -> bool | None:
     """Whether the value shown as `text` is true, where it is the whole repr of a number, a string, a
     bool, None or a container of literals; None where the repr does not tell."""
@@ -1307,14 +1325,15 @@ class FrameConstraint:
                               unchanged=frozenset(name.encode() for name, values in bindings if shown.get(name) in values),
                               unique_keys=facts.unique_keys)
             forced, unchanged = self._forced_value(keys if diff_keys is None else diff_keys)
-            imported = (self._imported(keys) or self._computed(keys) or self._mutated(keys)) if forced is None else ()
+            # what the line itself binds: imported names, deduced values, a changed list or dict
+            bound_here = (self._imported(keys) or self._computed(keys) or self._mutated(keys)) if forced is None else ()
             pairs = (forced,) if forced is not None else (
                 self._call_arguments(keys) or self._comprehension_start(keys) or self._caller_after_return(keys)
-                or imported)
+                or bound_here)
             shaped = self._item_store(keys if diff_keys is None else diff_keys) if forced is None else None
             return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys,
                           forced=tuple((key, frozenset({value})) for key, value in pairs),
-                          unchanged=frozenset({forced[0]}) if forced is not None and unchanged else self._held(imported),
+                          unchanged=frozenset({forced[0]}) if forced is not None and unchanged else self._held(bound_here),
                           shaped=(shaped,) if shaped is not None else (),
                           required=frozenset({shaped[0]}) if shaped is not None and not self._fits_before(*shaped) else frozenset(),
                           unique_keys=facts.unique_keys)
@@ -1468,18 +1487,10 @@ class FrameConstraint:
         if not starts and not all(self._left_alone(loop, value) for name, value in prev.locals.items()
                                   if name in read and value.startswith(("[", "{"))):
             return None
-        elements = iterable_elements(loop.expression, prev.locals, _MAX_REPR)
-        if elements is None:
-            return None
         names = (loop.counter, loop.target) if loop.counter is not None else (loop.target,)
-        values: list[tuple[str, ...]] = []
-        for element in elements:
-            if len(names) == 1:
-                values.append((repr(element),))
-            elif isinstance(element, tuple | list | str) and len(element) == 2:
-                values.append((repr(element[0]), repr(element[1])))
-            else:
-                return None  # unpacking it raises
+        values = _element_reprs(iterable_elements(loop.expression, prev.locals, _MAX_REPR), len(names))
+        if values is None:
+            return None
         current = tuple(prev.locals.get(name) for name in names)
         after = [0] if starts else [i + 1 for i, value in enumerate(values) if value == current]
         if len(after) > 1:
@@ -1642,14 +1653,7 @@ class FrameConstraint:
             return [(repr(n),) for n in span] if span is not None and len(span) <= _MAX_LISTED else None
         if loop.kind == "expression":
             assert loop.expression is not None
-            computed = iterable_elements(loop.expression, shown, _MAX_REPR)
-            if computed is None:
-                return None
-            if len(loop.targets) == 1:
-                return [(repr(element),) for element in computed]
-            if not all(isinstance(e, tuple | list | str) and len(e) == 2 for e in computed):
-                return None  # unpacking it raises
-            return [(repr(e[0]), repr(e[1])) for e in computed]  # type: ignore[index]
+            return _element_reprs(iterable_elements(loop.expression, shown, _MAX_REPR), len(loop.targets))
         assert loop.iterated is not None
         iterated = shown.get(loop.iterated)
         if iterated is None:
@@ -1859,7 +1863,7 @@ class FrameConstraint:
                     continue  # a global or a builtin: not shown, so not known
                 text = prev.locals[text]
             elif kind == "expression":
-                computed = value_repr(ast.parse(text, mode="eval").body, prev.locals, _MAX_REPR)
+                computed = value_repr(_argument_expression(text), prev.locals, _MAX_REPR)
                 if computed is None:
                     continue
                 text = computed

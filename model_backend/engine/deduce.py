@@ -350,12 +350,12 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
         return list(zip(*arguments, strict=False))  # type: ignore[call-overload]  # it stops at the shortest
     elif name in ("str", "int", "bool", "chr", "ord", "abs") and len(arguments) == 1:
         (value,) = arguments
-        if name == "str" and not isinstance(value, int | str) or isinstance(value, list | tuple | dict):
-            raise _Unknown  # str() of a float or a container: left to the model
+        if isinstance(value, list | tuple | dict) or (name == "str" and not isinstance(value, int | str)):
+            raise _Unknown  # a container, or str() of a float: left to the model
         return {"str": str, "int": int, "bool": bool, "chr": chr, "ord": ord, "abs": abs}[name](value)  # type: ignore[operator]
     else:
-        if len(arguments) != (2 if name == "enumerate" and len(arguments) == 2 else 1):
-            raise _Unknown
+        if len(arguments) not in ((1, 2) if name == "enumerate" else (1,)):
+            raise _Unknown  # enumerate's start is the only second argument taken
         if not isinstance(arguments[0], _ITERABLES):
             raise _Unknown
         values = list(arguments[0])  # type: ignore[call-overload]

@@ -634,9 +634,8 @@ def mutating_lines(tree: ast.Module) -> dict[int, tuple[frozenset[str], frozense
     starts = _statements_per_line(tree)
     found: dict[int, tuple[frozenset[str], frozenset[str]]] = {}
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Expr | ast.Assign | ast.AugAssign) or starts.get(node.lineno) != 1:
-            continue
-        if node.end_lineno != node.lineno:
+        if (not isinstance(node, ast.Expr | ast.Assign | ast.AugAssign) or starts.get(node.lineno) != 1
+                or node.end_lineno != node.lineno):
             continue
         changed = _changed_through(node, builtins, bound)
         if not changed:
@@ -651,9 +650,8 @@ def computed_values(tree: ast.Module) -> tuple[dict[int, tuple[tuple[str, ...], 
     """Two maps, for lines that hold one statement, on one line, whose expression is made of variables,
     operators and builtins (deduce.expression_reads) in a program none of whose own objects could print
     like a literal (_may_print_a_container; any other object's repr is no literal, and deduce.py then
-    says nothing): line -> (the
-    names, the expression) for `NAME = EXPR`, `A, B = EXPR` and `NAME op= EXPR` (as `NAME op EXPR`), and
-    line -> the expression for `return EXPR`. On values of the builtin types such an expression runs no
+    says nothing): line -> (the names, the expression) for `NAME = EXPR`, `A, B = EXPR` and `NAME op=
+    EXPR` (as `NAME op EXPR`), and line -> the expression for `return EXPR`. On values of the builtin types such an expression runs no
     code of the program, so the values shown at the line's event give what the step binds or returns
     (model_backend/engine/constraint.py). Names declared global or nonlocal are left out."""
     if _may_print_a_container(tree):
@@ -674,14 +672,11 @@ def computed_values(tree: ast.Module) -> tuple[dict[int, tuple[tuple[str, ...], 
                 returned[node.lineno] = value
             continue
         if isinstance(node, ast.AugAssign):
-            value = ast.BinOp(left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op, right=value) \
-                if isinstance(node.target, ast.Name) else value
-            targets: list[ast.expr] = [node.target]
-        elif isinstance(node, ast.AnnAssign):
-            targets = [node.target]
-        else:
-            targets = node.targets
-        if len(targets) != 1 or isinstance(node, ast.AugAssign) and not isinstance(node.target, ast.Name):
+            if not isinstance(node.target, ast.Name):
+                continue  # a store into an item: flow.mutations
+            value = ast.BinOp(left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op, right=value)
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if len(targets) != 1:
             continue
         target = targets[0]
         if isinstance(target, ast.Name):
@@ -704,8 +699,8 @@ def mutations(tree: ast.Module) -> dict[int, tuple[str, ast.stmt, str | None]]:
     or `X = C.method(ARGS)` with a method that changes it in place (deduce.MUTATOR_NAMES), `C[KEY] =
     VALUE`, `C[KEY] op= VALUE` or `del C[KEY]`, whose other parts are variables, operators and builtins
     (deduce.expression_reads), in a program none of whose own objects could print like a literal
-    (_may_print_a_container). On values of the builtin types such a statement runs no code of the program, so the shown values give the container after it
-    (deduce.mutation_reprs). Names declared global or nonlocal are left out."""
+    (_may_print_a_container). On values of the builtin types such a statement runs no code of the
+    program, so the shown values give the container after it (deduce.mutation_reprs). Names declared global or nonlocal are left out."""
     if _may_print_a_container(tree):
         return {}
     bound = _bound_names(tree)
@@ -923,6 +918,16 @@ def _statements_with_a_value(tree: ast.Module) -> Iterator[ast.Assign | ast.AnnA
             yield node
 
 
+def _statements_binding_names(tree: ast.Module) -> Iterator[ast.Assign | ast.AnnAssign | ast.Expr | ast.Return]:
+    """Those of _statements_with_a_value whose targets, if any, are plain names."""
+    for node in _statements_with_a_value(tree):
+        if isinstance(node, ast.Assign) and not all(isinstance(t, ast.Name) for t in node.targets):
+            continue
+        if isinstance(node, ast.AnnAssign) and not isinstance(node.target, ast.Name):
+            continue
+        yield node
+
+
 def call_bindings(tree: ast.Module, max_repr: int) -> dict[tuple[int, str], Binding]:
     """(line, function) -> the call event's parameters and where their values come from, for lines that
     hold one statement, on that line alone, whose only call is of a plain module-level function of the
@@ -936,16 +941,11 @@ def call_bindings(tree: ast.Module, max_repr: int) -> dict[tuple[int, str], Bind
     plain = _plain_functions(tree)
     defs = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in plain}
     program_names = _bound_names(tree)
-    starts = _statements_per_line(tree)
     found: dict[tuple[int, str], Binding] = {}
-    for node in _statements_with_a_value(tree):
-        if isinstance(node, ast.Assign) and not all(isinstance(t, ast.Name) for t in node.targets):
-            continue
-        if isinstance(node, ast.AnnAssign) and not isinstance(node.target, ast.Name):
-            continue
+    for node in _statements_binding_names(tree):
         call = node.value
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in defs):
-            call = _the_one_call(node, defs, program_names) if starts.get(node.lineno) == 1 else None
+            call = _the_one_call(node, defs, program_names)
             if call is None:
                 continue
         elif not all(_inert_expression(a) for a in [*call.args, *(k.value for k in call.keywords)]):
@@ -962,14 +962,12 @@ def call_bindings(tree: ast.Module, max_repr: int) -> dict[tuple[int, str], Bind
 
 def _the_one_call(node: ast.Assign | ast.AnnAssign | ast.Expr | ast.Return, defs: dict[str, ast.FunctionDef],
                   program_names: set[str]) -> ast.Call | None:
-    """In a statement on one line, the one call of a function in `defs` (`return [ord(c)] + aux(s[1:])`,
+    """In a statement alone on one line (_statements_with_a_value), the one call of a function in `defs` (`return [ord(c)] + aux(s[1:])`,
     `return max(n, f(n - 1))`), where everything else in it, the call's arguments included, is made of
     variables, operators and builtins (deduce.expression_reads): the part evaluated before the call
     then runs no code of the program, and neither do the arguments. None for anything else."""
     value = node.value
-    if value is None or node.end_lineno != node.lineno:
-        return None
-    if any(isinstance(n, (*_COMPREHENSION_NODES, ast.Lambda)) for n in ast.walk(value)):
+    if value is None or any(isinstance(n, (*_COMPREHENSION_NODES, ast.Lambda)) for n in ast.walk(value)):
         return None  # a call inside one runs in its frame, with its variables, later than the line's event
     calls = [n for n in ast.walk(value) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in defs]
     if len(calls) != 1:
@@ -983,19 +981,9 @@ def _the_one_call(node: ast.Assign | ast.AnnAssign | ast.Expr | ast.Return, defs
 
 
 def _without(value: ast.expr, call: ast.Call) -> ast.expr:
-    """`value` with `call` replaced by a constant (a copy; the tree is left as it is)."""
-
-    class Replace(ast.NodeTransformer):
-        def visit_Call(self, part: ast.Call) -> ast.AST:
-            return ast.Constant(None) if part is originals.get(id(part)) else self.generic_visit(part)
-
-    originals: dict[int, ast.AST] = {}
-    clone = copy.deepcopy(value, memo={})
-    # deepcopy keeps the structure: find the call's copy by walking both trees side by side
-    for original, copied in zip(ast.walk(value), ast.walk(clone), strict=True):
-        if original is call:
-            originals[id(copied)] = copied
-    return Replace().visit(clone)  # type: ignore[no-any-return]
+    """A copy of `value` with `call` replaced by a constant (deepcopy takes a memo entry for the call as
+    its copy); the tree is left as it is."""
+    return copy.deepcopy(value, memo={id(call): ast.Constant(None)})
 
 
 def call_results(tree: ast.Module) -> dict[int, tuple[str, str]]:
@@ -1617,11 +1605,7 @@ def _statement_comprehensions(tree: ast.Module) -> Iterator[
         return
     bound = _bound_names(tree)
     builtins = frozenset(_STORE_BUILTINS - bound - {"print"})  # nothing may print while the grammar skips the output
-    for node in _statements_with_a_value(tree):
-        if isinstance(node, ast.Assign) and not all(isinstance(t, ast.Name) for t in node.targets):
-            continue
-        if isinstance(node, ast.AnnAssign) and not isinstance(node.target, ast.Name):
-            continue
+    for node in _statements_binding_names(tree):
         value = node.value
         assert value is not None
         last_called = isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and isinstance(
