@@ -58,7 +58,7 @@ def main() -> None:
     data, split = sys.argv[1], sys.argv[2]
     limit = int(sys.argv[3]) if len(sys.argv) > 3 else None
     values = stacks = trajectories = names = run = frames = loop_steps = appends = stores = returns = ordered = comprehensions = truths = 0
-    computed = mutating = mutated = 0
+    computed = mutating = mutated = printed = silent = 0
     refused_frames: list[str] = []
     refused_values: list[str] = []
     refused_stacks: list[str] = []
@@ -94,6 +94,8 @@ def main() -> None:
                 mutated += bool(constraint._mutated(keys))
                 computed += bool(constraint._computed(keys)) or constraint._returned_value() is not None and (
                     prev.line in facts.computed_returns)
+                printed += bool(constraint._printed)
+                silent += constraint._printed == ""
                 mutating += (constraint._step_within_frame() or constraint.event == "return" and from_line) and (
                     prev.line in facts.mutating)
             if prev is not None and taken is not None:
@@ -125,7 +127,8 @@ def main() -> None:
           f"{truths} steps from an `if` or `while` header whose branch the shown values tell, "
           f"{computed} steps binding or returning an expression of builtins whose value the shown values tell, "
           f"{mutating} steps from a line that changes objects only through names, "
-          f"{mutated} steps changing a list or dict whose value after it the shown values tell)")
+          f"{mutated} steps changing a list or dict whose value after it the shown values tell, "
+          f"{printed} steps whose printed text the shown values tell, {silent} steps that surely print nothing)")
     for item in refused_values[:20] + refused_stacks[:20] + refused_names[:20] + refused_frames[:20]:
         print("  ", repr(item))
 

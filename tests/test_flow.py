@@ -750,6 +750,7 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
     while walk[-1] != mdp.exit_position and len(walk) < 2000:
         walk.append(mdp.step(walk[-1], Action(kind="step_into"))[0])
     governed = stores = returns = ordered = comprehensions = truths = nested = mutating = computed = mutated = 0
+    printed = silent = 0
     keys = frozenset(name.encode() for name in facts.names)
     states = [mdp.state(position) for position in walk]
     for index, position in enumerate(walk[1:], 1):
@@ -757,8 +758,8 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
         if prev.exit is not None:
             continue
         for action in actions:
-            following, _ = mdp.step(position, Action(kind=action))  # type: ignore[arg-type]
-            state = mdp.state(following)
+            following, stdout = mdp.step(position, Action(kind=action))  # type: ignore[arg-type]
+            state = mdp.state(following, stdout=stdout)
             trail = tuple((before, "step_into") for before in states[max(0, index - 64):index])
             constraint = FrameConstraint(facts, prev, False, action, trail)
             governed += constraint._loop_step is not None
@@ -773,11 +774,13 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
                         and constraint._statement_successors() is not None)
             mutating += prev.event == "line" and prev.line in facts.mutating and state.event in ("line", "return")
             mutated += bool(constraint._mutated(keys))
+            printed += bool(constraint._printed)
+            silent += constraint._printed == ""
             computed += bool(constraint._computed(keys)) or (
                 prev.line in facts.computed_returns and constraint._returned_value() is not None)
     return {"loops": governed, "stores": stores, "returns": returns, "ordered": ordered,
             "comprehensions": comprehensions, "truths": truths, "nested": nested, "mutating": mutating,
-            "computed": computed, "mutated": mutated}
+            "computed": computed, "mutated": mutated, "printed": printed, "silent": silent}
 
 
 def _rules_on_a_program_traced_here(source: str, entry: str) -> dict[str, int]:

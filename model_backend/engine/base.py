@@ -13,13 +13,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from model_backend import safe_ast
-from model_backend.engine.breakpoints import (
+from model_backend.engine.constraint import ProgramFacts
+from model_backend.engine.follow import (
+    DEFAULT_FOLLOW_STEPS,
+    MAX_FINISHING_JUMPS,
     MAX_SINGLE_STEPS,
     breakpoint_in_reach,
+    finishing_action,
     reached_stop,
+    runs_through_events,
     single_step_kind,
+    stop_lines,
 )
-from model_backend.engine.constraint import ProgramFacts
 from model_backend.program import Program
 from model_backend.state import Action, StackFrame, State
 
@@ -134,6 +139,9 @@ class StepwiseEngine(Engine):
     # the grammar reads where a loop's header was reached from, and how often, to know which element
     # the loop takes next (constraint.FrameConstraint.trail).
     trail: list[tuple[State, str]]
+    # Single steps an action that runs through events may take before it finishes in jumps (0: one jump).
+    follow_steps: int = DEFAULT_FOLLOW_STEPS
+    followed_steps = 0  # single steps taken so far to follow actions (for figures and tests)
 
     def _record_step(self, before: State, action: Action) -> None:
         """Keep the trail after a prediction from `before`: a forward step is added (the oldest falls
@@ -149,33 +157,45 @@ class StepwiseEngine(Engine):
         """One prediction: the state `action` leads to (`continue` with breakpoints: the nearest one)."""
 
     def step_steps(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> Generator[Any, Any, State]:
-        """One predicted jump, or, when a breakpoint may wait inside a call that step_over or
-        step_return would run through, single steps until pdb would stop (engine/breakpoints.py)."""
-        if (action.is_inverse or self.facts is None or self._state is None
-                or not breakpoint_in_reach(self.facts, self._state, action.kind, breakpoints)):
+        """One predicted jump, or, for an action that runs through events (step_over across a call,
+        step_return, continue), single steps until pdb would stop, within `follow_steps`
+        (engine/follow.py). With no budget, single steps only where an IDE breakpoint may wait inside
+        a call that step_over or step_return would run through."""
+        if action.is_inverse or self.facts is None or self._state is None:
             return (yield from self.predict_steps(action, breakpoints))
-        return (yield from self._single_steps(action, breakpoints))
+        state = self._state
+        if self.follow_steps > 0 and runs_through_events(self.facts, state, action.kind):
+            budget = self.follow_steps
+            if breakpoint_in_reach(self.facts, state, action.kind, breakpoints):
+                budget = max(budget, MAX_SINGLE_STEPS)
+            return (yield from self._followed_steps(action, breakpoints, budget, follow=True))
+        if breakpoint_in_reach(self.facts, state, action.kind, breakpoints):
+            return (yield from self._followed_steps(action, breakpoints, MAX_SINGLE_STEPS, follow=False))
+        return (yield from self.predict_steps(action, breakpoints))
 
-    def _single_steps(self, action: Action, breakpoints: frozenset[int]) -> Generator[Any, Any, State]:
+    def _followed_steps(self, action: Action, breakpoints: frozenset[int], budget: int,
+                        follow: bool) -> Generator[Any, Any, State]:
         assert self.facts is not None
-        start, start_len = self.state, len(self.history)
+        start = state = self.state
+        lines = stop_lines(action, breakpoints)
         printed: list[str] = []
-        state = start
-        for _ in range(MAX_SINGLE_STEPS):
-            kind = single_step_kind(self.facts, start, state, breakpoints)
-            state = yield from self.predict_steps(Action(kind=kind))
+        for taken in range(budget + MAX_FINISHING_JUMPS):
+            if taken < budget:
+                step = Action(kind=single_step_kind(self.facts, start, state, breakpoints, follow))
+                state = yield from self.predict_steps(step)
+                self.followed_steps += 1
+            else:  # past the budget (a long loop, or a model going round): finish with jumps
+                step = finishing_action(self.facts, action, state)
+                state = yield from self.predict_steps(step, breakpoints)
             if state.error is not None:
                 return state  # the failed state says where the prediction broke off
             printed.append(state.stdout)
-            if reached_stop(action.kind, start, state, breakpoints):
-                if len(printed) > 1 and any(printed):  # what the calls printed on the way, as one step shows it
-                    state = state.model_copy(update={"stdout": "".join(printed)})
-                    self.history[-1] = self._state = state
-                return state
-        # Too long a way (a long loop, or a model going round): predict the action in one jump.
-        del self.history[start_len:]
-        yield from self.replace_current_steps(start)
-        return (yield from self.predict_steps(action, breakpoints))
+            if reached_stop(action.kind, start, state, lines) or step.kind in ("continue", "breakpoint"):
+                break
+        if len(printed) > 1 and any(printed):  # what the calls printed on the way, as one step shows it
+            state = state.model_copy(update={"stdout": "".join(printed)})
+            self.history[-1] = self._state = state
+        return state
 
     @abstractmethod
     def resume_steps(self, program: Program, history: list[State], inverse: bool) -> Generator[Any, Any, State]: ...

@@ -26,7 +26,7 @@ from typing import TypeVar
 
 from model_backend import safe_ast
 from model_backend import trace_format as fmt
-from model_backend.engine.deduce import iterable_elements, mutation_reprs, value_repr
+from model_backend.engine.deduce import iterable_elements, mutation_reprs, printed_text, value_repr
 from model_backend.engine.deduce import truth as deduced_truth
 from model_backend.engine.flow import (
     ArgumentSource,
@@ -55,6 +55,7 @@ from model_backend.engine.flow import (
     mutations,
     nested_comprehension_loops,
     next_lines,
+    printed_lines,
     returned_names,
     returned_tuples,
     shared_names,
@@ -148,6 +149,7 @@ class ProgramFacts:
     # `return EXPR`, where EXPR is made of variables, operators and builtins (flow.computed_values)
     computed: dict[int, tuple[tuple[str, ...], ast.expr]] = field(default_factory=dict)
     computed_returns: dict[int, ast.expr] = field(default_factory=dict)
+    printed: dict[int, ast.Call] = field(default_factory=dict)  # line -> `print(...)` (flow.printed_lines)
     # line -> (container, statement, name bound to what its method returns) (flow.mutations)
     mutations: dict[int, tuple[str, ast.stmt, str | None]] = field(default_factory=dict)
     # line -> (the names it reads, the names through which it changes objects), where it changes objects
@@ -265,6 +267,7 @@ class ProgramFacts:
             computed=computed,
             computed_returns=computed_returns,
             mutations={} if dynamic else mutations(tree),
+            printed={} if dynamic else printed_lines(tree),
             returns=returned_names(tree),
             returned_tuples=returned_tuples(tree),
             imports=imported_values(tree, Limits().max_repr),
@@ -1238,8 +1241,11 @@ class FrameConstraint:
         for element in self.elements[self.position + 1 :]:
             if element.optional and element.token in (fmt.STACK, fmt.STDOUT) and self._loop_stays_in_frame():
                 continue  # nothing ran that could print, and the frame is the same
+            if element.token == fmt.STDOUT and self._printed == "":
+                continue  # the step ran no code that prints
             allowed.append(element.token)
-            required = not element.optional or (element.token == fmt.STACK and not self._stack_may_be_omitted())
+            required = not element.optional or (element.token == fmt.STACK and not self._stack_may_be_omitted()) or (
+                element.token == fmt.STDOUT and bool(self._printed))
             if required:
                 break
         return allowed
@@ -1341,7 +1347,8 @@ class FrameConstraint:
             returned = self._returned_value()
             return Value(Choice(frozenset({returned})) if returned is not None else None, facts.unique_keys)
         if kind == "string":
-            return JsonString()
+            printed = self._printed if self.elements and self.elements[self.position].token == fmt.STDOUT else None
+            return Choice(frozenset({fmt._json(printed).encode()})) if printed else JsonString()
         return None  # "src": forced text
 
     def _step_from_line(self) -> bool:
@@ -1988,6 +1995,33 @@ class FrameConstraint:
         if name.encode() not in keys:
             return None, False
         return (name.encode(), fmt._json(text).encode()), prev.locals.get(name) == text
+
+    @cached_property
+    def _printed(self) -> str | None:
+        """What a step within the frame from a line (to its next line or its return) prints, where the
+        shown values tell: the text of a line that only prints expressions of variables, operators and
+        builtins (flow.printed_lines, deduce.printed_text), and nothing after a line whose value, branch
+        or changed container the grammar computes (no code of the program ran); None elsewhere."""
+        prev = self.prev
+        if self.event not in ("line", "return") or not self._step_from_line():
+            return None
+        assert prev is not None and prev.line is not None
+        call = self.facts.printed.get(prev.line)
+        if call is not None:
+            return printed_text(call, prev.locals)
+        computed = self.facts.computed.get(prev.line)
+        if computed is not None:
+            names, expression = computed
+            known = (value_repr(expression, prev.locals, _MAX_REPR) if len(names) == 1
+                     else iterable_elements(expression, prev.locals, _MAX_REPR))
+            return "" if known is not None else None
+        returned = self.facts.computed_returns.get(prev.line)
+        if returned is not None:
+            return "" if value_repr(returned, prev.locals, _MAX_REPR) is not None else None
+        mutation = self.facts.mutations.get(prev.line)
+        if mutation is not None:
+            return "" if mutation_reprs(mutation[1], mutation[0], prev.locals, _MAX_REPR) is not None else None
+        return "" if prev.line in self.facts.truths and self._truth_step is not None else None
 
     def _stepped_from(self, table: Mapping[int, _Entry]) -> tuple[State, _Entry] | None:
         """After a step within the frame from a line event: the previous state and the table's entry for

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import contextvars
 import operator
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -121,6 +122,10 @@ def expression_reads(node: ast.expr, bound: set[str]) -> frozenset[str] | None:
             return allowed(part.value) and allowed(index)
         if isinstance(part, ast.Tuple | ast.List):
             return isinstance(part.ctx, ast.Load) and all(allowed(e) for e in part.elts)
+        if isinstance(part, ast.JoinedStr):  # an f-string whose format specs are constant
+            return all(isinstance(v, ast.Constant) or (
+                isinstance(v, ast.FormattedValue) and allowed(v.value) and _constant_spec(v) is not None)
+                for v in part.values)
         if isinstance(part, ast.Call):
             if any(isinstance(a, ast.Starred) for a in part.args):
                 return False
@@ -140,6 +145,16 @@ def expression_reads(node: ast.expr, bound: set[str]) -> frozenset[str] | None:
         return False
 
     return frozenset(reads) if allowed(node) else None
+
+
+def _constant_spec(part: ast.FormattedValue) -> str | None:
+    """The format spec of an f-string's field, where it is constant text ("" without one); None otherwise."""
+    if part.format_spec is None:
+        return ""
+    values = part.format_spec.values if isinstance(part.format_spec, ast.JoinedStr) else [part.format_spec]
+    if not all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in values):
+        return None
+    return "".join(v.value for v in values)  # type: ignore[attr-defined]
 
 
 def _target_names(target: ast.expr) -> list[str] | None:
@@ -250,6 +265,8 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
         return _ARITHMETIC[type(node.op)](_number(left), _number(right))
     if isinstance(node, ast.ListComp | ast.GeneratorExp | ast.DictComp):
         return _comprehension(node, shown)
+    if isinstance(node, ast.JoinedStr):
+        return "".join(_formatted(v, shown) for v in node.values)
     if isinstance(node, ast.Tuple | ast.List):
         elements = [_evaluate(e, shown) for e in node.elts]
         return tuple(elements) if isinstance(node, ast.Tuple) else elements
@@ -279,6 +296,27 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
         result = getattr(receiver, node.func.attr)(*arguments)
         return list(result) if isinstance(receiver, dict) and node.func.attr != "get" else result  # a view: listed
     raise _Unknown
+
+
+def _formatted(part: ast.expr, shown: Mapping[str, object]) -> str:
+    """One part of an f-string: its text, or its field's value converted and formatted as Python does
+    (format() of a number, string, bool or None runs no code of the program; a spec it refuses raises)."""
+    if isinstance(part, ast.Constant):
+        return str(part.value)
+    assert isinstance(part, ast.FormattedValue)
+    value = _evaluate(part.value, shown)
+    converters: dict[int, Callable[[object], str]] = {ord("s"): str, ord("r"): repr, ord("a"): ascii}
+    if part.conversion in converters:
+        value = converters[part.conversion](value)
+    spec = _constant_spec(part)
+    if spec is None or (spec and not isinstance(value, int | float | str)):
+        raise _Unknown
+    if any(int(width) > _MAX_TEXT for width in re.findall(r"\d+", spec)):
+        raise _Unknown  # a width or precision that would build a huge text before it is checked
+    text = format(value, spec)
+    if len(text) > _MAX_TEXT:
+        raise _Unknown
+    return text
 
 
 _ITERABLES = (str, list, tuple, dict, range)
@@ -421,6 +459,42 @@ def truth(node: ast.expr, shown: Mapping[str, str]) -> bool | None:
     """Whether `node` is true on the values `shown` holds; None where they do not tell."""
     value = _value(node, shown)
     return None if value is _Unknown else bool(value)
+
+
+PRINT_KEYWORDS = frozenset({"sep", "end", "flush"})
+
+
+def print_reads(call: ast.Call, bound: set[str]) -> frozenset[str] | None:
+    """The variables a call of the builtin `print` reads, where its arguments are expressions
+    expression_reads accepts and its keywords are constant `sep`, `end` (text or None) and `flush`;
+    None for anything else (a `file=`, a starred argument, a program that rebinds `print`)."""
+    if not (isinstance(call.func, ast.Name) and call.func.id == "print") or "print" in bound:
+        return None
+    for keyword in call.keywords:
+        if keyword.arg not in PRINT_KEYWORDS or not isinstance(keyword.value, ast.Constant):
+            return None
+        if keyword.arg != "flush" and not (keyword.value.value is None or isinstance(keyword.value.value, str)):
+            return None
+    reads: set[str] = set()
+    for argument in call.args:
+        found = None if isinstance(argument, ast.Starred) else expression_reads(argument, bound)
+        if found is None:
+            return None
+        reads |= found
+    return frozenset(reads)
+
+
+def printed_text(call: ast.Call, shown: Mapping[str, str]) -> str | None:
+    """What a call print_reads accepted writes, on the values `shown` holds: the str() of each argument
+    (for the values built here, a string's own text, and otherwise its repr), joined by `sep`, then
+    `end`; None where the values do not tell."""
+    values = [_value(argument, shown) for argument in call.args]
+    if any(v is _Unknown or holds_a_set(v) for v in values):
+        return None
+    options = {k.arg: k.value.value for k in call.keywords if isinstance(k.value, ast.Constant)}
+    sep, end = options.get("sep"), options.get("end")
+    text = (" " if sep is None else str(sep)).join(str(v) for v in values) + ("\n" if end is None else str(end))
+    return text if len(text) <= _MAX_TEXT else None
 
 
 # Methods that change a list or a dict in place, by type: on literal values none runs the program's code.

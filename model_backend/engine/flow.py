@@ -31,7 +31,7 @@ import types
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from model_backend.engine.deduce import MUTATOR_NAMES, expression_reads, holds_a_set
+from model_backend.engine.deduce import MUTATOR_NAMES, expression_reads, holds_a_set, print_reads
 from model_backend.tracer import safe_repr
 
 Lines = frozenset[int]
@@ -691,6 +691,26 @@ def computed_values(tree: ast.Module) -> tuple[dict[int, tuple[tuple[str, ...], 
             continue  # simple_assignments' literals and copies
         assigned[node.lineno] = (names, value)
     return assigned, returned
+
+
+def printed_lines(tree: ast.Module) -> dict[int, ast.Call]:
+    """Line -> the call, for lines that hold one statement, on one line, that is only `print(ARGS)` over
+    expressions of variables, operators and builtins (deduce.print_reads), in a program none of whose own
+    objects could print like a literal (_may_print_a_container) and that never names `stdout` (which it
+    could redirect). On values of the builtin types such a line runs no code of the program, so the
+    values shown at its event give what the step prints (deduce.printed_text)."""
+    if _may_print_a_container(tree) or any(
+            (isinstance(n, ast.Name) and "stdout" in n.id) or (isinstance(n, ast.Attribute) and "stdout" in n.attr)
+            or (isinstance(n, ast.alias) and "stdout" in n.name) for n in ast.walk(tree)):
+        return {}
+    bound = _bound_names(tree)
+    starts = _statements_per_line(tree)
+    found: dict[int, ast.Call] = {}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and node.end_lineno == node.lineno
+                and starts.get(node.lineno) == 1 and print_reads(node.value, bound) is not None):
+            found[node.lineno] = node.value
+    return found
 
 
 def mutations(tree: ast.Module) -> dict[int, tuple[str, ast.stmt, str | None]]:
