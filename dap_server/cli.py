@@ -8,6 +8,7 @@ import typer
 
 from model_backend import cli as backend_cli
 from model_backend.data import commands as data_commands
+from model_backend.engine.follow import DEFAULT_FOLLOW_STEPS
 from model_backend.eval import commands as eval_commands
 from model_backend.model import commands as model_commands
 from model_backend.sandbox import Limits
@@ -67,12 +68,16 @@ def debug(
     worker: Annotated[str | None, typer.Option("--worker", help="ws:// URL of a model worker.")] = None,
     args: Annotated[list[str] | None, typer.Argument(help="Program arguments (sys.argv[1:] of the oracle's run), after --.")] = None,
     max_events: backend_cli.MaxEventsOpt = Limits().max_events,
+    follow_steps: Annotated[int | None, typer.Option(
+        "--follow-steps", min=0, help="Neural engine: single predicted steps one `n` across a call, `r` or `c` may "
+        f"take before the rest is predicted in one jump (0: always one jump; default {DEFAULT_FOLLOW_STEPS}).")] = None,
 ) -> None:
     """Debug PROGRAM in the terminal with pdb's commands, plus `back` and `rc` to step backwards."""
     from dap_server.terminal import run_terminal
 
     backend_cli.load_program(program, entry)  # a bad path or syntax error: one line, exit 2
-    raise typer.Exit(run_terminal(str(program), entry, engine, model, worker, argv=args or [], max_events=max_events))
+    raise typer.Exit(run_terminal(str(program), entry, engine, model, worker, argv=args or [], max_events=max_events,
+                                  follow_steps=follow_steps))
 
 
 def main() -> None:

@@ -139,9 +139,10 @@ class DebugCore:
     # ---- lifecycle -----------------------------------------------------------------------------
     def launch(self, program: str, entry: str | None = None, engine: str = "neural", model: str | None = None,
                worker: str | None = None, cwd: str | None = None, argv: list[str] | None = None,
-               max_events: int | None = None) -> Stop:
+               max_events: int | None = None, follow_steps: int | None = None) -> Stop:
         """Load the program, start an engine on it, and return the first state (reason entry).
-        `max_events` raises or lowers how many events the oracle records before it stops the program."""
+        `max_events` raises or lowers how many events the oracle records before it stops the program;
+        `follow_steps` how many single predictions a model engine takes for one next, return or continue."""
         from model_backend.program import ProgramError
 
         path = Path(program).expanduser()
@@ -157,6 +158,8 @@ class DebugCore:
             raise CoreError(f"cannot start the {engine} engine: {exc}") from None
         if max_events is not None:
             new_engine.limit_events(max_events)
+        if follow_steps is not None:
+            new_engine.follow(follow_steps)
         self.close()
         self.engine, self.engine_name, self.program = new_engine, engine, loaded
         self.breakpoints.set_source(loaded.source, loaded.path)

@@ -55,6 +55,8 @@ class LaunchArguments(BaseModel):
     stepping: Literal["pdb", "debugpy"] = "pdb"
     maxEvents: int | None = Field(default=None, ge=1, le=MAX_EVENTS_CEILING)  # the oracle's event limit
     stopAtExit: bool = False  # pause at the program's last state instead of ending (to step back from the end)
+    # neural engine: single predicted steps one next, stepOut or continue may take (engine/follow.py)
+    followSteps: int | None = Field(default=None, ge=0, le=100_000)
 
 
 def _worker_url(args: LaunchArguments) -> str | None:
@@ -251,7 +253,7 @@ class DAPSession:
             raise RequestFailed(f"invalid launch configuration: {describe_validation_error(exc, '')}") from None
         self.core.stepping, self.core.stop_at_exit = args.stepping, args.stopAtExit
         stop = self.core.launch(args.program, args.entry, args.engine, args.model, _worker_url(args), args.cwd,
-                                args.args, args.maxEvents)
+                                args.args, args.maxEvents, args.followSteps)
         self.launch_args = args
         self.launched = True
         self._entry_stop = stop
@@ -312,7 +314,7 @@ class DAPSession:
                 raise RequestFailed(f"invalid launch configuration: {describe_validation_error(exc, '')}") from None
             self.core.stepping, self.core.stop_at_exit = args.stepping, args.stopAtExit
             stop = self.core.launch(args.program, args.entry, args.engine, args.model, _worker_url(args), args.cwd,
-                                    args.args, args.maxEvents)
+                                    args.args, args.maxEvents, args.followSteps)
             self.launch_args = args
         else:
             stop = self.core.restart()

@@ -701,11 +701,12 @@ def _function_span(source: str, line: int) -> tuple[int, int]:
 def run_terminal(program: str, entry: str | None, engine: str, model: str | None, worker: str | None,
                  stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout,
                  engine_factory: EngineFactory | None = None, argv: list[str] | None = None,
-                 max_events: int | None = None) -> int:
+                 max_events: int | None = None, follow_steps: int | None = None) -> int:
     """Debug `program` interactively, pdb style. Returns the exit status (0; 2 when it cannot start)."""
     core = DebugCore(engine_factory)
     try:
-        stop = core.launch(program, entry, engine, model, worker, argv=argv, max_events=max_events)
+        stop = core.launch(program, entry, engine, model, worker, argv=argv, max_events=max_events,
+                           follow_steps=follow_steps)
     except CoreError as exc:
         stdout.write(f"ndb debug: {exc}\n")
         stdout.flush()

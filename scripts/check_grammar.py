@@ -58,7 +58,7 @@ def main() -> None:
     data, split = sys.argv[1], sys.argv[2]
     limit = int(sys.argv[3]) if len(sys.argv) > 3 else None
     values = stacks = trajectories = names = run = frames = loop_steps = appends = stores = returns = ordered = comprehensions = truths = 0
-    computed = mutating = mutated = printed = silent = 0
+    computed = mutating = mutated = printed = silent = after_call = 0
     refused_frames: list[str] = []
     refused_values: list[str] = []
     refused_stacks: list[str] = []
@@ -94,6 +94,8 @@ def main() -> None:
                 mutated += bool(constraint._mutated(keys))
                 computed += bool(constraint._computed(keys)) or constraint._returned_value() is not None and (
                     prev.line in facts.computed_returns)
+                caller = constraint._returned_to_caller()
+                after_call += caller is not None and constraint._value_after_call(caller, prev)[1] is not None
                 printed += bool(constraint._printed)
                 silent += constraint._printed == ""
                 mutating += (constraint._step_within_frame() or constraint.event == "return" and from_line) and (
@@ -128,7 +130,8 @@ def main() -> None:
           f"{computed} steps binding or returning an expression of builtins whose value the shown values tell, "
           f"{mutating} steps from a line that changes objects only through names, "
           f"{mutated} steps changing a list or dict whose value after it the shown values tell, "
-          f"{printed} steps whose printed text the shown values tell, {silent} steps that surely print nothing)")
+          f"{printed} steps whose printed text the shown values tell, {silent} steps that surely print nothing, "
+          f"{after_call} steps back to a line whose value with the one call's result the shown values tell)")
     for item in refused_values[:20] + refused_stacks[:20] + refused_names[:20] + refused_frames[:20]:
         print("  ", repr(item))
 

@@ -506,3 +506,108 @@ def test_the_grammar_writes_what_a_print_line_prints() -> None:
     assert not accepted(4, 5, "x", ', "total": "4"')
     assert not ProgramFacts.of(Program(source="import sys\n" + PRINTING.replace("return total", "sys.stdout = None"),
                                        entry="main()")).printed  # a program that can redirect its output
+
+
+CALLS = """\
+import math
+
+
+def collect(xs, n):
+    out = []
+    counts = {}
+    for x in xs:
+        out.append(x * n)
+        counts[x] = counts.get(x, 0) + 1
+        counts[x] += 1
+    n //= 2
+    return out + [math.floor(n)]
+
+
+def grow(xs):
+    xs.append(1)
+    return len(xs)
+
+
+def alias(xs):
+    ys = xs
+    ys.append(2)
+
+
+def fact(n):
+    return 1 if n < 2 else n * fact(n - 1)
+
+
+def main():
+    xs = [3, 1]
+    total = 0
+    total += fact(4) * 2
+    best = max(total, fact(3))
+    size = len(xs) + grow(xs)
+    parts = collect(xs, 2)
+    print(f'{best}:{size}', parts)
+    return {"total": total + fact(2), "xs": xs}
+"""
+
+
+def test_the_functions_that_change_no_object_of_their_callers() -> None:
+    from model_backend.engine.flow import pure_functions
+
+    tree = ast.parse(CALLS)
+    assert pure_functions(tree) == {"collect", "fact"}  # main calls grow
+    assert "grow" not in pure_functions(tree) and "alias" not in pure_functions(tree)  # through a parameter, an alias
+    assert not pure_functions(ast.parse("class A:\n    pass\n" + CALLS))  # an object's methods may be the program's
+    assert "fact" not in pure_functions(ast.parse(CALLS.replace("1 if n < 2", "grow([]) if n < 2")))  # calls a grow
+
+
+def test_the_lines_whose_value_follows_from_their_one_call() -> None:
+    from model_backend.engine.flow import call_expressions
+
+    found = {line: (names, function, ast.unparse(e)) for line, (names, function, e) in call_expressions(ast.parse(CALLS)).items()}
+    assert found[26] == (None, "fact", "1 if n < 2 else n * <returned>")
+    assert found[32] == (("total",), "fact", "total + <returned> * 2")
+    assert found[33] == (("best",), "fact", "max(total, <returned>)")
+    assert found[35] == (("parts",), "collect", "<returned>")
+    assert found[37] == (None, "fact", "{'total': total + <returned>, 'xs': xs}")
+    assert found[34] == (("size",), "grow", "len(xs) + <returned>")  # the rule checks what grow may change
+
+
+def test_a_program_traced_here_binds_and_returns_what_its_calls_give() -> None:
+    """Every true step is accepted with the values after calls forced, and the rule governs steps back from
+    fact (recursive), collect and grow."""
+    counts = _rules_on_a_program_traced_here(CALLS, "main()")
+    assert counts["after_call"] >= 6, counts
+
+
+def test_the_grammar_writes_the_value_a_line_gets_from_its_call() -> None:
+    facts = ProgramFacts.of(Program(source=CALLS, entry="main()"))
+    caller = State(event="line", line=34, stack=[StackFrame(function="main", line=34)],
+                   locals={"xs": "[3, 1]", "total": "48", "best": "48"})
+    inside = State(event="line", line=17, stack=[StackFrame(function="main", line=34), StackFrame(function="grow", line=17)],
+                   locals={"xs": "[3, 1, 1]"})
+    returning = inside.model_copy(update={"event": "return", "value": "3"})
+    trail = ((caller, "step_into"), (inside, "step_into"))
+
+    def accepted(locals_text: str) -> bool:
+        constraint = FrameConstraint(facts, returning, False, "step_into", trail)
+        frame = (f"{fmt.EVENT_TOKENS[(False, 'line')]}{fmt.LINENO}35{fmt.STACK}{fmt._json([['main', 35]])}"
+                 f"{fmt.ARG}{locals_text}{fmt.SRC}{facts.lines[35]}{fmt.END_OF_FRAME}")
+        return _frame_accepted(constraint, frame)
+
+    # grow changed xs, so len(xs) is not read from the caller's [3, 1]: size stays the model's to write
+    assert accepted('{"xs": "[3, 1, 1]", "total": "48", "best": "48", "size": "6"}')
+    assert accepted('{"xs": "[3, 1, 1]", "total": "48", "best": "48", "size": "5"}')
+    assert not accepted('{"xs": "[3, 1, 1]", "total": "47", "best": "48", "size": "6"}')  # an int grow cannot change
+    fact_caller = caller.model_copy(update={"line": 32, "locals": {"xs": "[3, 1]", "total": "0"},
+                                            "stack": [StackFrame(function="main", line=32)]})
+    fact_frame = State(event="return", line=26, value="24", locals={"n": "4"},
+                       stack=[StackFrame(function="main", line=32), StackFrame(function="fact", line=26)])
+
+    def after_fact(locals_text: str) -> bool:
+        constraint = FrameConstraint(facts, fact_frame, False, "step_over", ((fact_caller, "step_into"),))
+        frame = (f"{fmt.EVENT_TOKENS[(False, 'line')]}{fmt.LINENO}33{fmt.STACK}{fmt._json([['main', 33]])}"
+                 f"{fmt.ARG}{locals_text}{fmt.SRC}{facts.lines[33]}{fmt.END_OF_FRAME}")
+        return _frame_accepted(constraint, frame)
+
+    assert after_fact('{"xs": "[3, 1]", "total": "48"}')
+    assert not after_fact('{"xs": "[3, 1]", "total": "24"}')
+    assert not after_fact('{"xs": "[3]", "total": "48"}')  # fact is pure: xs stays as it was

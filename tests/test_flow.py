@@ -750,7 +750,7 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
     while walk[-1] != mdp.exit_position and len(walk) < 2000:
         walk.append(mdp.step(walk[-1], Action(kind="step_into"))[0])
     governed = stores = returns = ordered = comprehensions = truths = nested = mutating = computed = mutated = 0
-    printed = silent = 0
+    printed = silent = after_call = 0
     keys = frozenset(name.encode() for name in facts.names)
     states = [mdp.state(position) for position in walk]
     for index, position in enumerate(walk[1:], 1):
@@ -775,12 +775,15 @@ def _forward_steps_checked(program: Program, result: Any, actions: tuple[str, ..
             mutating += prev.event == "line" and prev.line in facts.mutating and state.event in ("line", "return")
             mutated += bool(constraint._mutated(keys))
             printed += bool(constraint._printed)
+            caller = constraint._returned_to_caller()
+            after_call += caller is not None and constraint._value_after_call(caller, prev)[1] is not None
             silent += constraint._printed == ""
             computed += bool(constraint._computed(keys)) or (
                 prev.line in facts.computed_returns and constraint._returned_value() is not None)
     return {"loops": governed, "stores": stores, "returns": returns, "ordered": ordered,
             "comprehensions": comprehensions, "truths": truths, "nested": nested, "mutating": mutating,
-            "computed": computed, "mutated": mutated, "printed": printed, "silent": silent}
+            "computed": computed, "mutated": mutated, "printed": printed, "silent": silent,
+            "after_call": after_call}
 
 
 def _rules_on_a_program_traced_here(source: str, entry: str) -> dict[str, int]:

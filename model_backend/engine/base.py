@@ -107,6 +107,11 @@ class Engine(ABC):
         oracle answers."""
         return None
 
+    def follow(self, steps: int) -> None:  # noqa: B027 - optional hook
+        """How many single predicted steps step_over across a call, step_return or continue may take before
+        the rest is predicted in jumps (engine/follow.py); 0: one jump each. Only engines that predict one
+        step at a time follow actions; the others ignore it."""
+
     def limit_events(self, count: int) -> None:  # noqa: B027 - optional hook
         """How many events a run of the program may record before it is stopped. Only an engine that runs
         the program (the oracle) has such a limit; the others ignore it."""
@@ -142,6 +147,11 @@ class StepwiseEngine(Engine):
     # Single steps an action that runs through events may take before it finishes in jumps (0: one jump).
     follow_steps: int = DEFAULT_FOLLOW_STEPS
     followed_steps = 0  # single steps taken so far to follow actions (for figures and tests)
+
+    def follow(self, steps: int) -> None:
+        if steps < 0:
+            raise EngineError("the number of steps to follow cannot be negative")
+        self.follow_steps = steps
 
     def _record_step(self, before: State, action: Action) -> None:
         """Keep the trail after a prediction from `before`: a forward step is added (the oldest falls

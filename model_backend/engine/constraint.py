@@ -29,8 +29,10 @@ from model_backend import trace_format as fmt
 from model_backend.engine.deduce import iterable_elements, mutation_reprs, printed_text, value_repr
 from model_backend.engine.deduce import truth as deduced_truth
 from model_backend.engine.flow import (
+    RETURNED,
     ArgumentSource,
     Binding,
+    CallExpression,
     ComprehensionCall,
     ComprehensionLoop,
     ForLoop,
@@ -39,6 +41,7 @@ from model_backend.engine.flow import (
     TruthTest,
     appended_values,
     call_bindings,
+    call_expressions,
     call_results,
     comprehension_calls,
     comprehension_loops,
@@ -56,6 +59,7 @@ from model_backend.engine.flow import (
     nested_comprehension_loops,
     next_lines,
     printed_lines,
+    pure_functions,
     returned_names,
     returned_tuples,
     shared_names,
@@ -150,6 +154,10 @@ class ProgramFacts:
     computed: dict[int, tuple[tuple[str, ...], ast.expr]] = field(default_factory=dict)
     computed_returns: dict[int, ast.expr] = field(default_factory=dict)
     printed: dict[int, ast.Call] = field(default_factory=dict)  # line -> `print(...)` (flow.printed_lines)
+    pure: frozenset[str] = frozenset()  # functions whose calls change no object of their callers (flow.pure_functions)
+    # line -> (names bound or None for `return`, the function called, the expression around its value)
+    # (flow.call_expressions)
+    call_expressions: dict[int, CallExpression] = field(default_factory=dict)
     # line -> (container, statement, name bound to what its method returns) (flow.mutations)
     mutations: dict[int, tuple[str, ast.stmt, str | None]] = field(default_factory=dict)
     # line -> (the names it reads, the names through which it changes objects), where it changes objects
@@ -268,6 +276,8 @@ class ProgramFacts:
             computed_returns=computed_returns,
             mutations={} if dynamic else mutations(tree),
             printed={} if dynamic else printed_lines(tree),
+            pure=frozenset() if dynamic else pure_functions(tree),
+            call_expressions={} if dynamic else call_expressions(tree),
             returns=returned_names(tree),
             returned_tuples=returned_tuples(tree),
             imports=imported_values(tree, Limits().max_repr),
@@ -1345,6 +1355,10 @@ class FrameConstraint:
                           unique_keys=facts.unique_keys)
         if kind == "value":
             returned = self._returned_value()
+            caller = self._returned_to_caller() if returned is None and self.event == "return" else None
+            if caller is not None and self.prev is not None:
+                names, text = self._value_after_call(caller, self.prev)
+                returned = fmt._json(text).encode() if names is None and text is not None else None
             return Value(Choice(frozenset({returned})) if returned is not None else None, facts.unique_keys)
         if kind == "string":
             printed = self._printed if self.elements and self.elements[self.position].token == fmt.STDOUT else None
@@ -1904,13 +1918,8 @@ class FrameConstraint:
         `nonlocal`); and for a line that is only `NAME = callee(...)`, NAME with the value returned. As
         (key, JSON) pairs; empty where the rule does not apply."""
         prev = self.prev
-        if (prev is None or prev.event != "return" or self.inverse or self.action not in ("step_into", "step_over")
-                or self.event not in ("line", "return") or len(prev.stack) < 2 or not self.stack_written
-                or self.stack_depth != len(prev.stack) - 1 or self.function != prev.stack[-2].function
-                or self.function in EXPRESSION_FRAMES):  # a comprehension goes on binding its variables on its line
-            return ()
-        caller = self._caller_at_call(prev)
-        if caller is None or caller.line is None:
+        caller = self._returned_to_caller()
+        if prev is None or caller is None or caller.line is None:
             return ()
         bound = self.facts.binds.get(caller.line)
         if bound is None:
@@ -1919,14 +1928,52 @@ class FrameConstraint:
         loop = self.facts.comprehension_loops.get((caller.line, prev.stack[-1].function))
         untouched = loop is not None and loop.statement_reads_only and all(
             _builtin_value(prev.locals.get(name, caller.locals.get(name))) for name in loop.reads)
+        # A call of a pure function from a line that otherwise only reads changed no object at all
+        call = self._pure_call_line(caller.line, prev)
+        untouched = untouched or (call is not None and call[1] in self.facts.pure)
         kept = {name: value for name, value in caller.locals.items()
                 if (untouched or IMMUTABLE_REPR.fullmatch(value)) and name not in bound and name not in self.facts.shared}
+        names, text = self._value_after_call(caller, prev)
+        if names and text is not None and self.event == "line":
+            kept[names[0]] = text
         result = self.facts.call_results.get(caller.line)
         if result is not None and result[1] == prev.stack[-1].function and prev.value is not None:
             kept[result[0]] = prev.value
         if untouched and loop is not None and loop.result is not None and prev.value is not None:
             kept[loop.result] = prev.value
         return tuple((name.encode(), fmt._json(value).encode()) for name, value in kept.items() if name.encode() in keys)
+
+    def _returned_to_caller(self) -> State | None:
+        """After step_into or step_over from a return event to a line or the return of the frame that called
+        it: the caller's line event from which the call was made (_caller_at_call); None elsewhere."""
+        prev = self.prev
+        if (prev is None or prev.event != "return" or self.inverse or self.action not in ("step_into", "step_over")
+                or self.event not in ("line", "return") or len(prev.stack) < 2 or not self.stack_written
+                or self.stack_depth != len(prev.stack) - 1 or self.function != prev.stack[-2].function
+                or self.function in EXPRESSION_FRAMES):  # a comprehension goes on binding its variables on its line
+            return None
+        return self._caller_at_call(prev)
+
+    def _pure_call_line(self, line: int, returning: State) -> CallExpression | None:
+        """flow.call_expressions' entry for `line`, where the frame returning is of its function."""
+        entry = self.facts.call_expressions.get(line)
+        return entry if entry is not None and returning.stack[-1].function == entry[1] else None
+
+    def _value_after_call(self, caller: State, returning: State) -> tuple[tuple[str, ...] | None, str | None]:
+        """For a line of flow.call_expressions whose call `returning` returns from: the names it binds (None
+        for `return`) and the value its expression gives with the value returned, on the caller's values
+        at the call where the call cannot have changed them (the function is pure, or they show numbers,
+        strings, bools or None); (None, None) where the rule does not apply or the values do not tell."""
+        assert caller.line is not None
+        entry = self._pure_call_line(caller.line, returning)
+        if entry is None or returning.value is None:
+            return None, None
+        names, function, expression = entry
+        shown = {RETURNED: returning.value}
+        for name, value in caller.locals.items():
+            if function in self.facts.pure or IMMUTABLE_REPR.fullmatch(value):
+                shown[name] = value
+        return names, value_repr(expression, shown, _MAX_REPR)
 
     def _caller_at_call(self, returning: State) -> State | None:
         """The caller's line event from which the call that `returning` returns from was made: the last

@@ -41,6 +41,8 @@ _METHODS: dict[type, frozenset[str]] = {
     dict: frozenset({"items", "keys", "values", "get"}),
 }
 _METHOD_NAMES = frozenset().union(*_METHODS.values())
+READING_FUNCTIONS = frozenset(_FUNCTIONS)  # for flow.pure_functions: builtins that read their arguments
+READING_METHODS = _METHOD_NAMES
 _ARITHMETIC: dict[type, Callable[[Any, Any], object]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
@@ -122,6 +124,9 @@ def expression_reads(node: ast.expr, bound: set[str]) -> frozenset[str] | None:
             return allowed(part.value) and allowed(index)
         if isinstance(part, ast.Tuple | ast.List):
             return isinstance(part.ctx, ast.Load) and all(allowed(e) for e in part.elts)
+        if isinstance(part, ast.Dict):
+            return None not in part.keys and all(allowed(k) for k in part.keys if k is not None) and all(
+                allowed(v) for v in part.values)
         if isinstance(part, ast.JoinedStr):  # an f-string whose format specs are constant
             return all(isinstance(v, ast.Constant) or (
                 isinstance(v, ast.FormattedValue) and allowed(v.value) and _constant_spec(v) is not None)
@@ -265,6 +270,9 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
         return _ARITHMETIC[type(node.op)](_number(left), _number(right))
     if isinstance(node, ast.ListComp | ast.GeneratorExp | ast.DictComp):
         return _comprehension(node, shown)
+    if isinstance(node, ast.Dict):
+        return {_evaluate(k, shown): _evaluate(v, shown) for k, v in zip(node.keys, node.values, strict=True)
+                if k is not None}
     if isinstance(node, ast.JoinedStr):
         return "".join(_formatted(v, shown) for v in node.values)
     if isinstance(node, ast.Tuple | ast.List):

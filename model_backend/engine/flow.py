@@ -31,7 +31,14 @@ import types
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from model_backend.engine.deduce import MUTATOR_NAMES, expression_reads, holds_a_set, print_reads
+from model_backend.engine.deduce import (
+    MUTATOR_NAMES,
+    READING_FUNCTIONS,
+    READING_METHODS,
+    expression_reads,
+    holds_a_set,
+    print_reads,
+)
 from model_backend.tracer import safe_repr
 
 Lines = frozenset[int]
@@ -1004,6 +1011,148 @@ def _without(value: ast.expr, call: ast.Call) -> ast.expr:
     """A copy of `value` with `call` replaced by a constant (deepcopy takes a memo entry for the call as
     its copy); the tree is left as it is."""
     return copy.deepcopy(value, memo={id(call): ast.Constant(None)})
+
+
+# The name that stands for the value a call returned in call_expressions' expressions (no variable's name).
+RETURNED = "<returned>"
+# Builtins that build new objects or read their arguments, and never call code of the program on
+# values of the builtin types (a pure function may call them).
+_PURE_BUILTINS = READING_FUNCTIONS | frozenset({"print", "isinstance", "round", "float", "set", "dict", "frozenset",
+                                                "repr", "pow", "hash", "map", "filter"})
+_FRESH_MAKERS = frozenset({"list", "dict", "set", "sorted", "tuple", "str", "int", "float", "range", "len", "sum",
+                           "min", "max", "abs", "round", "bool", "ord", "chr"})
+_SAFE_AUGMENTED = (ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift)  # never in place on a list, set or dict
+
+
+def _makes_a_new_object(value: ast.expr) -> bool:
+    return isinstance(value, ast.List | ast.Dict | ast.Set | ast.ListComp | ast.DictComp | ast.SetComp | ast.Constant
+                      | ast.JoinedStr) or (
+        isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _FRESH_MAKERS)
+
+
+def _fresh_names(function: ast.FunctionDef) -> frozenset[str]:
+    """The local names of `function` that only ever hold objects made in its frame: every binding is
+    `NAME = VALUE` with VALUE a display, a comprehension, a constant, an f-string or a call of a builtin
+    that makes a new object, or `NAME op= ...`; no parameter."""
+    made: set[int] = set()  # the Name nodes bound by such a `NAME = VALUE`
+    augmented: set[int] = set()
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and _makes_a_new_object(node.value)):
+            made.add(id(node.targets[0]))
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            augmented.add(id(node.target))
+    stores = [n for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del)]
+    stale = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)} | {
+        n.id for n in stores if id(n) not in made and id(n) not in augmented}
+    return frozenset(n.id for n in stores if id(n) in made) - stale
+
+
+def pure_functions(tree: ast.Module) -> frozenset[str]:
+    """The plain functions of the program (_plain_functions, at module level) whose calls change no object
+    that existed before the call, in a program without classes: no `global`/`nonlocal`, no store into an
+    attribute, items stored and mutating methods called only on objects made in the frame
+    (_fresh_names), `op=` on other names only where it is never in place, and calls only of builtins that
+    read (on values of the builtin types), of reading methods, of `math`, and of other such functions.
+    A caller's objects are the same after such a call as before it."""
+    if _defines_a_class(tree):
+        return frozenset()
+    plain = _plain_functions(tree)
+    defs = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in plain}
+    bound = _bound_names(tree)
+    imported_math = any(isinstance(n, ast.Import) and any(a.name == "math" and a.asname is None for a in n.names)
+                        for n in ast.walk(tree))
+    needs: dict[str, set[str]] = {}
+    for name, function in defs.items():
+        fresh = _fresh_names(function)
+        calls: set[str] = set()
+        ok = True
+        for node in ast.walk(function):
+            if isinstance(node, ast.Global | ast.Nonlocal | ast.Yield | ast.YieldFrom | ast.Await | ast.ClassDef) or isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+                ok = False
+            elif isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
+                ok = ok and isinstance(node.value, ast.Name) and node.value.id in fresh
+            elif isinstance(node, ast.AugAssign):  # an item's `op=` is the store's (checked above)
+                ok = ok and (isinstance(node.op, _SAFE_AUGMENTED) or isinstance(node.target, ast.Subscript)
+                             or (isinstance(node.target, ast.Name) and node.target.id in fresh))
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in defs:
+                calls.add(node.id)  # called, or passed on to be called: it must be pure too
+            elif isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Name):
+                    ok = ok and (func.id in defs or (func.id in _PURE_BUILTINS and func.id not in bound))
+                elif isinstance(func, ast.Attribute):
+                    receiver = func.value
+                    ok = ok and (func.attr in READING_METHODS
+                                 or (func.attr in MUTATOR_NAMES and isinstance(receiver, ast.Name) and receiver.id in fresh)
+                                 or (imported_math and isinstance(receiver, ast.Name) and receiver.id == "math"))
+                else:
+                    ok = False
+            if not ok:
+                break
+        if ok:
+            needs[name] = calls
+    pure = set(needs)
+    changed = True
+    while changed:
+        changed = False
+        for name in list(pure):
+            if not needs[name] <= pure:
+                pure.discard(name)
+                changed = True
+    return frozenset(pure)
+
+
+CallExpression = tuple[tuple[str, ...] | None, str, ast.expr]
+
+
+def call_expressions(tree: ast.Module) -> dict[int, CallExpression]:
+    """Line -> (the names bound (none for an expression alone), or None for `return`; the function called;
+    the statement's expression with the call replaced by the name RETURNED), for lines whose one call of a
+    plain function of the program stands in an expression of variables, operators and builtins, its
+    arguments too (_the_one_call): `return n * fact(n - 1)`, `total += f(x)`, `best = max(best, g(x))`,
+    `y = f(x)`, in a program without classes. Nothing else on such a line runs code of the program or
+    changes an object, so when that function's frame returns to it, the value the line binds or returns
+    follows from the value returned and the caller's values at the call, where the call cannot have
+    changed them (constraint.py checks that)."""
+    if _defines_a_class(tree) or _may_print_a_container(tree):
+        return {}
+    plain = _plain_functions(tree)
+    defs = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in plain}
+    program_names = _bound_names(tree)
+    shared = shared_names(tree)
+    found: dict[int, CallExpression] = {}
+    for node in [*_statements_binding_names(tree), *(n for n in ast.walk(tree) if isinstance(n, ast.AugAssign))]:
+        names: tuple[str, ...] | None
+        if isinstance(node, ast.AugAssign):
+            if not isinstance(node.target, ast.Name) or node.lineno != node.end_lineno:
+                continue
+            names = (node.target.id,)
+            statement: ast.Assign | ast.AnnAssign | ast.Expr | ast.Return = ast.Expr(
+                value=ast.BinOp(left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op, right=node.value))
+        elif isinstance(node, ast.Return):
+            names, statement = None, node
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            names = (target.id,) if isinstance(target, ast.Name) else None
+            if names is None:
+                continue
+            statement = node
+        elif isinstance(node, ast.Expr):
+            names, statement = (), node
+        else:
+            continue
+        if names is not None and set(names) & shared:
+            continue
+        value = statement.value
+        if value is None:
+            continue
+        call = _the_one_call(statement, defs, program_names)
+        if call is None:
+            continue
+        assert isinstance(call.func, ast.Name)
+        found[node.lineno] = (names, call.func.id, copy.deepcopy(value, memo={id(call): ast.Name(id=RETURNED, ctx=ast.Load())}))
+    return found
 
 
 def call_results(tree: ast.Module) -> dict[int, tuple[str, str]]:

@@ -58,6 +58,9 @@ def register(app: typer.Typer) -> None:
         search: SearchOpt = None,
         problem_seconds: Annotated[float, typer.Option(
             "--problem-seconds", help="Time limit per problem (0: none); a problem over it fails.")] = 120.0,
+        follow_steps: Annotated[int | None, typer.Option(
+            "--follow-steps", min=0, help="Single steps the neural engine takes for one step_return or breakpoint "
+            "before it jumps (0: the model's one jump; default: the engine's, as in a debugging session).")] = None,
     ) -> None:
         """pass@1 with CruxEval's scoring; the last line is `pass@1: X.X% (N/M)`."""
         from model_backend.engine import EngineError
@@ -65,7 +68,7 @@ def register(app: typer.Typer) -> None:
 
         try:
             result = evaluate(data, task, via, engine, model, limit, search_branches=search,
-                              problem_seconds=problem_seconds or None)
+                              problem_seconds=problem_seconds or None, follow_steps=follow_steps)
         except (EngineError, ValueError, OSError) as exc:
             typer.echo(f"ndb: error: {exc}", err=True)
             raise typer.Exit(2) from None

@@ -5,6 +5,8 @@ Output prediction: start at the call of `f(<input>)` and reach its return state 
   --via step_return  one step_return,
   --via breakpoint   one breakpoint on f's return lines, then step_over onto the return event
                      (more than one when the return statement spans several lines);
+a model engine takes step_return and breakpoint as single steps within its budget, as in a debugging
+session (engine/follow.py); `follow_steps=0` measures the model's one jump instead.
 the predicted return value (its repr) passes when `assert <output> == <prediction>` holds, executed
 after the code in the sandbox (a prediction that calls f fails).
 Input prediction: start at f's return state holding the known output, take inv_step_call, and
@@ -128,7 +130,7 @@ def score(problem: dict[str, str], task: str, prediction: str | None) -> bool:
 def evaluate(
     data: str, task: str = "output", via: str = "step_return", engine_name: str = "neural",
     model: str | None = None, limit: int | None = None, progress: bool = True, search_branches: int | None = None,
-    problem_seconds: float | None = PROBLEM_SECONDS,
+    problem_seconds: float | None = PROBLEM_SECONDS, follow_steps: int | None = None,
 ) -> dict[str, Any]:
     """pass@1 over the problems; a problem over `problem_seconds` (None: no limit) fails with its error noted."""
     if task not in ("output", "input") or via not in ("steps", "step_return", "breakpoint"):
@@ -137,6 +139,8 @@ def evaluate(
     engine = create_engine(engine_name, model=model)
     if search_branches is not None and hasattr(engine, "search_branches"):
         engine.search_branches = search_branches
+    if follow_steps is not None:
+        engine.follow(follow_steps)
     results, passed, timed_out, started = [], 0, 0, time.perf_counter()
     for problem in tqdm(problems, desc=f"cruxeval {task}", disable=not progress):
         deadline = time.monotonic() + problem_seconds if problem_seconds is not None else None
@@ -155,6 +159,7 @@ def evaluate(
     return {
         "data": str(Path(data)), "task": task, "via": via if task == "output" else "inv_step_call",
         "engine": engine_name, "model": model, "search_branches": getattr(engine, "search_branches", None),
+        "follow_steps": getattr(engine, "follow_steps", None),
         "problem_seconds": problem_seconds, "timed_out": timed_out,
         "n": len(problems), "passed": passed,
         "pass_at_1": passed / max(1, len(problems)), "seconds": time.perf_counter() - started, "results": results,
