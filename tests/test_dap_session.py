@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from model_backend.engine.follow import DEFAULT_FOLLOW_STEPS
 from tests.dap_client import DapClient, Session, TcpServer, stdio_session, tcp_session
 
 pytestmark = pytest.mark.timeout(120)
@@ -678,3 +679,20 @@ def test_stop_at_exit_pauses_at_the_last_state_to_step_back_from(calls: Path) ->
         with s.launch(calls, stopAtExit=True, noDebug=True):
             s.set_breakpoints([10])
         assert s.wait_for_exit() == 0
+
+
+def test_the_follow_steps_reach_the_model_engine(calls: Path) -> None:
+    """`followSteps` (launch) and `--follow-steps` (ndb debug) set how many single predictions a model
+    engine takes for one next, stepOut or continue; a negative count is refused before anything starts."""
+    from dap_server.core import DebugCore
+
+    core = DebugCore()
+    core.launch(str(calls), engine="neural", follow_steps=7)
+    assert core.engine is not None and getattr(core.engine, "follow_steps", None) == 7
+    core.launch(str(calls), engine="neural")
+    assert getattr(core.engine, "follow_steps", None) == DEFAULT_FOLLOW_STEPS
+    core.close()
+    with stdio_session() as s:
+        seq = s.client.send("launch", {"program": str(calls), "engine": "neural", "followSteps": -1})
+        response = s.client.response(seq)
+        assert not response["success"] and "followSteps" in response["message"]
