@@ -681,7 +681,7 @@ def computed_values(tree: ast.Module) -> tuple[dict[int, tuple[tuple[str, ...], 
         if isinstance(node, ast.AugAssign):
             if not isinstance(node.target, ast.Name):
                 continue  # a store into an item: flow.mutations
-            value = ast.BinOp(left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op, right=value)
+            value = _as_operation(node)
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if len(targets) != 1:
             continue
@@ -1007,10 +1007,16 @@ def _the_one_call(node: ast.Assign | ast.AnnAssign | ast.Expr | ast.Return, defs
     return call if expression_reads(_without(value, call), program_names) is not None else None
 
 
-def _without(value: ast.expr, call: ast.Call) -> ast.expr:
-    """A copy of `value` with `call` replaced by a constant (deepcopy takes a memo entry for the call as
-    its copy); the tree is left as it is."""
-    return copy.deepcopy(value, memo={id(call): ast.Constant(None)})
+def _without(value: ast.expr, call: ast.Call, by: ast.expr | None = None) -> ast.expr:
+    """A copy of `value` with `call` replaced by `by` (a constant when None; deepcopy takes a memo entry
+    for the call as its copy); the tree is left as it is."""
+    return copy.deepcopy(value, memo={id(call): by if by is not None else ast.Constant(None)})
+
+
+def _as_operation(node: ast.AugAssign) -> ast.BinOp:
+    """`NAME op= VALUE` as the expression it binds: `NAME op VALUE`."""
+    assert isinstance(node.target, ast.Name)
+    return ast.BinOp(left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op, right=node.value)
 
 
 # The name that stands for the value a call returned in call_expressions' expressions (no variable's name).
@@ -1129,7 +1135,7 @@ def call_expressions(tree: ast.Module) -> dict[int, CallExpression]:
                 continue
             names = (node.target.id,)
             statement: ast.Assign | ast.AnnAssign | ast.Expr | ast.Return = ast.Expr(
-                value=ast.BinOp(left=ast.Name(id=node.target.id, ctx=ast.Load()), op=node.op, right=node.value))
+                value=_as_operation(node))
         elif isinstance(node, ast.Return):
             names, statement = None, node
         elif isinstance(node, ast.Assign) and len(node.targets) == 1:
@@ -1151,7 +1157,7 @@ def call_expressions(tree: ast.Module) -> dict[int, CallExpression]:
         if call is None:
             continue
         assert isinstance(call.func, ast.Name)
-        found[node.lineno] = (names, call.func.id, copy.deepcopy(value, memo={id(call): ast.Name(id=RETURNED, ctx=ast.Load())}))
+        found[node.lineno] = (names, call.func.id, _without(value, call, ast.Name(id=RETURNED, ctx=ast.Load())))
     return found
 
 
