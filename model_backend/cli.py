@@ -14,6 +14,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from model_backend.engine.base import EngineError
+from model_backend.engine.infer import DEFAULT_CHECKS, DEFAULT_ROUNDS, DEFAULT_SAMPLES
 from model_backend.program import Program, ProgramError
 from model_backend.sandbox import MAX_EVENTS_CEILING, Limits
 from model_backend.state import Action
@@ -128,9 +129,9 @@ def register(app: typer.Typer) -> None:
         program: ProgramArg,
         function: Annotated[str, typer.Option("--function", "-f", help="The top-level function whose call is asked for.")],
         returns: Annotated[str, typer.Option("--returns", help="The value it returned, as a Python literal, e.g. \"'abc'\" or '[1, 2]'.")],
-        samples: Annotated[int, typer.Option("--samples", min=0, max=64, help="Sampled inverse jumps proposing arguments, besides the greedy one.")] = 8,
-        checks: Annotated[int, typer.Option("--checks", min=0, max=64, help="Proposals the model runs forward to confirm them (0: the greedy proposal, unchecked).")] = 8,
-        rounds: Annotated[int, typer.Option("--rounds", min=0, max=16, help="Rounds of CHECKS edits of the closest argument lists while none is confirmed.")] = 3,
+        samples: Annotated[int, typer.Option("--samples", min=0, max=64, help="Sampled inverse jumps proposing arguments, besides the greedy one.")] = DEFAULT_SAMPLES,
+        checks: Annotated[int, typer.Option("--checks", min=0, max=64, help="Proposals the model runs forward to confirm them (0: the greedy proposal, unchecked).")] = DEFAULT_CHECKS,
+        rounds: Annotated[int, typer.Option("--rounds", min=0, max=16, help="Rounds of CHECKS edits of the closest argument lists while none is confirmed.")] = DEFAULT_ROUNDS,
         model: Annotated[str | None, typer.Option("--model", help="Checkpoint directory (default: the shipped model).")] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print the inference as one JSON object.")] = False,
     ) -> None:

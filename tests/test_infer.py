@@ -118,7 +118,8 @@ def test_inference_ranks_proposals_and_picks_a_confirmed_one(tiny: LoadedModel) 
     """With a small model the proposals are poor; what must hold is the procedure: distinct proposals,
     the greedy one first, the first `checks` checked by the real run (the oracle as checker here),
     the pick the first confirmed one or else the greedy one."""
-    result = infer_arguments(NeuralEngine(tiny), DOUBLE, "f", "6", samples=8, checks=4, engine_factory=OracleEngine)
+    result = infer_arguments(NeuralEngine(tiny), DOUBLE, "f", "6", samples=8, checks=4, rounds=0,
+                             engine_factory=OracleEngine)
     arguments = [p.arguments for p in result.proposals]
     assert arguments and len(set(arguments)) == len(arguments)
     assert not any(p.greedy for p in result.proposals[1:])  # the greedy one (if it is a call of f) comes first

@@ -40,7 +40,7 @@ from model_backend.state import Action, StackFrame, State
 
 DEFAULT_SAMPLES = 8  # sampled inverse jumps besides the greedy one
 DEFAULT_CHECKS = 8  # proposals run forward
-DEFAULT_ROUNDS = 0  # rounds of edits when no proposal is confirmed
+DEFAULT_ROUNDS = 3  # rounds of edits, run only while nothing is confirmed
 PARENTS = 2  # checked argument lists edited in a round: those whose predicted returns come closest
 
 
