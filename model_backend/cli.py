@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -132,6 +133,7 @@ def register(app: typer.Typer) -> None:
         samples: Annotated[int, typer.Option("--samples", min=0, max=64, help="Sampled inverse jumps proposing arguments, besides the greedy one.")] = DEFAULT_SAMPLES,
         checks: Annotated[int, typer.Option("--checks", min=0, max=64, help="Proposals the model runs forward to confirm them (0: the greedy proposal, unchecked).")] = DEFAULT_CHECKS,
         rounds: Annotated[int, typer.Option("--rounds", min=0, max=16, help="Rounds of CHECKS edits of the closest argument lists while none is confirmed.")] = DEFAULT_ROUNDS,
+        seconds: Annotated[float, typer.Option("--seconds", min=0, help="Time limit: forward runs still going then are abandoned (0: none).")] = 120.0,
         model: Annotated[str | None, typer.Option("--model", help="Checkpoint directory (default: the shipped model).")] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print the inference as one JSON object.")] = False,
     ) -> None:
@@ -142,7 +144,9 @@ def register(app: typer.Typer) -> None:
 
         prog = load_program(program, None)
         try:
-            result = infer_arguments(create_neural_engine(model), prog.source, function, returns, samples, checks, rounds)
+            engine = create_neural_engine(model)
+            deadline = time.monotonic() + seconds if seconds else None
+            result = infer_arguments(engine, prog.source, function, returns, samples, checks, rounds, deadline=deadline)
         except EngineError as exc:
             fail(str(exc))
         if json_out:

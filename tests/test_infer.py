@@ -114,6 +114,21 @@ def test_run_together_refuses_a_session_twice_and_hands_back_engine_errors(tiny:
     assert isinstance(results[1], EngineError) and "literal" in str(results[1])
 
 
+def test_runs_past_the_deadline_are_abandoned(tiny: LoadedModel) -> None:
+    import time
+
+    engines = [NeuralEngine(tiny) for _ in range(2)]
+    ops = [(e, e.start_steps(Program(source=DOUBLE, path="<t>", entry=f"f({n})"))) for n, e in enumerate(engines)]
+    results = run_together(ops, deadline=time.monotonic() - 1)
+    assert all(isinstance(r, EngineError) and "time limit" in str(r) for r in results)
+    assert all(op.gi_frame is None for _, op in ops)  # closed, not left suspended
+    proposals = [Proposal(arguments="3", votes=1), Proposal(arguments="4", votes=1)]
+    check(lambda: NeuralEngine(tiny), DOUBLE, "f", "6", proposals, deadline=time.monotonic() - 1)
+    assert all(p.problem and "time limit" in p.problem and p.predicted_return is None for p in proposals)
+    check(OracleEngine, DOUBLE, "f", "6", proposals[:1], deadline=time.monotonic() - 1)
+    assert "time limit" in (proposals[0].problem or "")
+
+
 def test_inference_ranks_proposals_and_picks_a_confirmed_one(tiny: LoadedModel) -> None:
     """With a small model the proposals are poor; what must hold is the procedure: distinct proposals,
     the greedy one first, the first `checks` checked by the real run (the oracle as checker here),

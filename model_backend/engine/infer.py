@@ -160,10 +160,12 @@ def _forward_run(engine: StepwiseEngine, program: Program) -> Generator[Any, Any
     return (yield from engine.step_steps(Action(kind="step_return")))
 
 
-def check(engine_factory: Any, source: str, function: str, returned: str, proposals: list[Proposal]) -> None:
+def check(engine_factory: Any, source: str, function: str, returned: str, proposals: list[Proposal],
+          deadline: float | None = None) -> None:
     """Run each proposal forward on a session of its own and fill in what it returns.
 
-    `engine_factory()` gives a fresh session; neural sessions of one model run side by side."""
+    `engine_factory()` gives a fresh session; neural sessions of one model run side by side. A run not
+    finished when time.monotonic() passes `deadline` is abandoned (its proposal says so)."""
     from model_backend.engine.neural import NeuralEngine, run_together
 
     jobs: list[tuple[Any, Proposal, Program]] = []
@@ -171,10 +173,14 @@ def check(engine_factory: Any, source: str, function: str, returned: str, propos
         program = Program(source=source, path="<infer>", entry=f"{function}({proposal.arguments})")
         jobs.append((engine_factory(), proposal, program))
     if jobs and all(isinstance(engine, NeuralEngine) for engine, _, _ in jobs):
-        ends: list[State | EngineError] = run_together([(e, _forward_run(e, program)) for e, _, program in jobs])
+        ends: list[State | EngineError] = run_together([(e, _forward_run(e, program)) for e, _, program in jobs],
+                                                       deadline)
     else:  # e.g. the oracle: one run after the other
         ends = []
         for engine, _, program in jobs:
+            if deadline is not None and time.monotonic() > deadline:
+                ends.append(EngineError("the prediction ran past its time limit"))
+                continue
             try:
                 engine.start(program)
                 ends.append(engine.step(Action(kind="step_return")))
@@ -197,8 +203,8 @@ def infer_arguments(engine: Engine, source: str, function: str, returned: str,
     """The arguments of `function` that make it return `returned`, as the model infers them.
 
     `engine` proposes; the checks run on sessions from `engine_factory` (default: new sessions of the
-    same model). With `checks=0` the pick is the greedy inverse jump, unchecked. No round of edits
-    starts after time.monotonic() passes `deadline` (a round under way is not cut)."""
+    same model). With `checks=0` the pick is the greedy inverse jump, unchecked. Once time.monotonic()
+    passes `deadline`, no round of edits starts and the forward runs under way are abandoned."""
     try:
         wanted = safe_ast.literal_eval(returned)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -206,7 +212,7 @@ def infer_arguments(engine: Engine, source: str, function: str, returned: str,
     proposals = propose(engine, source, function, returned, samples)
     if checks > 0 and proposals:
         factory = engine_factory or _same_model(engine)
-        check(factory, source, function, returned, proposals[:checks])
+        check(factory, source, function, returned, proposals[:checks], deadline)
         rng = random.Random(seed)
         for _ in range(rounds):
             checked = [p for p in proposals if p.predicted_return is not None or p.problem is not None]
@@ -220,7 +226,7 @@ def infer_arguments(engine: Engine, source: str, function: str, returned: str,
             batch = rng.sample(fresh, min(checks, len(fresh)))
             if not batch:
                 break
-            check(factory, source, function, returned, batch)
+            check(factory, source, function, returned, batch, deadline)
             proposals.extend(batch)
     pick = next((p for p in proposals if p.confirmed), proposals[0] if proposals else None)
     return Inference(function=function, returned=returned, arguments=pick.arguments if pick else None,

@@ -19,6 +19,7 @@ sessions at once, one forward pass over all their next tokens.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -377,11 +378,12 @@ class NeuralEngine(StepwiseEngine):
         return None
 
 
-def run_together(jobs: list[tuple[NeuralEngine, Feed[T]]]) -> list[T | EngineError]:
+def run_together(jobs: list[tuple[NeuralEngine, Feed[T]]], deadline: float | None = None) -> list[T | EngineError]:
     """Drive operations of several sessions of one model at once: each round is one forward pass over
     every unfinished session's next tokens (worker.batching.ragged_forward; 8 sessions get about three
     times the tokens per second of one on this CPU). An operation that raises EngineError gets the
-    error as its result; the others go on."""
+    error as its result; the others go on. Once time.monotonic() passes `deadline`, the unfinished ones
+    are abandoned with an EngineError (their sessions are then unusable)."""
     from model_backend.worker.batching import ragged_forward
 
     if not jobs:
@@ -407,6 +409,11 @@ def run_together(jobs: list[tuple[NeuralEngine, Feed[T]]]) -> list[T | EngineErr
         for index in range(len(jobs)):
             advance(index, None)
         while pending:
+            if deadline is not None and time.monotonic() > deadline:
+                for index in pending:
+                    jobs[index][1].close()
+                    results[index] = EngineError("the prediction ran past its time limit")
+                break
             order = list(pending)  # an operation yields only after its session has a cache
             logits = ragged_forward(loaded.model, [(jobs[i][0].cache, pending[i]) for i in order])
             for index, answer in zip(order, logits, strict=True):
