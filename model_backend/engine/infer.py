@@ -128,14 +128,19 @@ def _arguments(state: State, function: str, params: ast.arguments) -> str | None
     return call_arguments(state.locals, params)
 
 
-def propose(engine: Engine, source: str, function: str, returned: str, samples: int) -> list[Proposal]:
-    """Distinct argument lists from the greedy inverse jump and `samples` sampled ones, ranked."""
-    program = Program(source=source, path="<infer>", entry=hidden_entry(f"{function}()"))
-    line = return_lines(source, function)[-1]
-    known = State(
+def known_return(program: Program, function: str, returned: str) -> State:
+    """The state an inference starts from: `function` returning `returned` on its last return line."""
+    line = return_lines(program.source, function)[-1]
+    return State(
         event="return", line=line, function=function, source=program.lines[line - 1], value=returned,
         stack=[StackFrame(function=function, line=line)], depth=0,
     )
+
+
+def propose(engine: Engine, source: str, function: str, returned: str, samples: int) -> list[Proposal]:
+    """Distinct argument lists from the greedy inverse jump and `samples` sampled ones, ranked."""
+    program = Program(source=source, path="<infer>", entry=hidden_entry(f"{function}()"))
+    known = known_return(program, function, returned)
     params = signature(source, function)
     jump = Action(kind="inv_step_call")
     engine.start(program, at="exit", known_exit=known)

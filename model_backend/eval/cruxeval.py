@@ -33,7 +33,7 @@ from model_backend.engine import Engine, EngineError, create_engine, infer
 from model_backend.program import Program
 from model_backend.sampler import hidden_entry
 from model_backend.sandbox import Limits, run_check
-from model_backend.state import Action, StackFrame, State
+from model_backend.state import Action
 
 CHECK_LIMITS = Limits(wall_time=5.0, cpu_time=5)
 MAX_STEPS = 2000  # step_into actions for --via steps
@@ -102,12 +102,7 @@ def predict_input(engine: Engine, problem: dict[str, str], samples: int = infer.
     the program, so it needs the real call; it checks the harness, not a prediction."""
     if engine.name == "oracle":
         program = Program(source=problem["code"], path="<cruxeval>", entry=f"f({problem['input']})")
-        line = return_lines(problem["code"])[-1]
-        known = State(
-            event="return", line=line, function="f", source=program.lines[line - 1], value=problem["output"],
-            stack=[StackFrame(function="f", line=line)], depth=0,
-        )
-        engine.start(program, at="exit", known_exit=known)
+        engine.start(program, at="exit", known_exit=infer.known_return(program, "f", problem["output"]))
         state = engine.step(Action(kind="inv_step_call"))
         if state.event != "call" or state.error or state.function != "f":
             return None, None
