@@ -15,7 +15,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from model_backend.engine.base import EngineError
-from model_backend.engine.infer import DEFAULT_CHECKS, DEFAULT_ROUNDS, DEFAULT_SAMPLES
+from model_backend.engine.infer import DEFAULT_CHECKS, DEFAULT_EDITS, DEFAULT_SAMPLES, DEFAULT_WIDTH
 from model_backend.program import Program, ProgramError
 from model_backend.sandbox import MAX_EVENTS_CEILING, Limits
 from model_backend.state import Action
@@ -132,7 +132,8 @@ def register(app: typer.Typer) -> None:
         returns: Annotated[str, typer.Option("--returns", help="The value it returned, as a Python literal, e.g. \"'abc'\" or '[1, 2]'.")],
         samples: Annotated[int, typer.Option("--samples", min=0, max=64, help="Sampled inverse jumps proposing arguments, besides the greedy one.")] = DEFAULT_SAMPLES,
         checks: Annotated[int, typer.Option("--checks", min=0, max=64, help="Proposals the model runs forward to confirm them (0: the greedy proposal, unchecked).")] = DEFAULT_CHECKS,
-        rounds: Annotated[int, typer.Option("--rounds", min=0, max=16, help="Rounds of CHECKS edits of the closest argument lists while none is confirmed.")] = DEFAULT_ROUNDS,
+        edits: Annotated[int, typer.Option("--edits", min=0, max=1024, help="Edited argument lists checked at most while none is confirmed (those of the closest runs first).")] = DEFAULT_EDITS,
+        width: Annotated[int, typer.Option("--width", min=1, max=64, help="Forward runs side by side.")] = DEFAULT_WIDTH,
         seconds: Annotated[float, typer.Option("--seconds", min=0, help="Time limit: forward runs still going then are abandoned (0: none).")] = 120.0,
         model: Annotated[str | None, typer.Option("--model", help="Checkpoint directory (default: the shipped model).")] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print the inference as one JSON object.")] = False,
@@ -146,7 +147,8 @@ def register(app: typer.Typer) -> None:
         try:
             engine = create_neural_engine(model)
             deadline = time.monotonic() + seconds if seconds else None
-            result = infer_arguments(engine, prog.source, function, returns, samples, checks, rounds, deadline=deadline)
+            result = infer_arguments(engine, prog.source, function, returns, samples, checks, edits, width,
+                                     deadline=deadline)
         except EngineError as exc:
             fail(str(exc))
         if json_out:

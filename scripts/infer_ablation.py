@@ -5,8 +5,8 @@
 The stages share their draws (the proposals and their checks do not depend on the edits that follow),
 so one run with edits also says what the same run would have picked
 - with the greedy inverse jump alone (`--samples 0 --checks 0`),
-- with the checks of the model's proposals only (`--rounds 0`),
-- with the rounds of edits (the run itself).
+- with the checks of the model's proposals only (`--edits 0`),
+- with the edits (the run itself).
 Each pick is scored as the harness scores it (the assert, in the sandbox). Also prints how often a
 confirmed pick is wrong (the forward run was wrong) and where the passing picks came from.
 """

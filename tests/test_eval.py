@@ -58,7 +58,7 @@ def test_the_model_never_sees_the_input_it_must_predict(tmp_path: Path) -> None:
 
     engine = NeuralEngine(LoadedModel.load(build_tiny_checkpoint(tmp_path, train_steps=0)))
     problem = {"code": "def f(text, n):\n    return text[:n]", "input": "'secret-word', 6", "output": "'secret'", "id": "t"}
-    prediction, inference = predict_input(engine, problem, samples=1, checks=1, rounds=1)
+    prediction, inference = predict_input(engine, problem, samples=1, checks=1, edits=2)
     assert engine.program is not None and engine.program.entry == HIDDEN_ENTRY
     assert inference is not None and prediction == inference.arguments  # the checks ran on sessions of their own
     context = engine.m.tokenizer.decode(engine.context_ids)

@@ -25,11 +25,11 @@ from model_backend.engine.infer import (
     signature,
     value_edits,
 )
-from model_backend.engine.neural import LoadedModel, NeuralEngine, run_together
+from model_backend.engine.neural import LoadedModel, NeuralEngine, Together, run_together
 from model_backend.engine.oracle import OracleEngine
 from model_backend.program import Program
 from model_backend.sandbox import Limits, run_check
-from model_backend.state import Action
+from model_backend.state import Action, State
 from tests.worker_model import build_tiny_checkpoint
 
 DOUBLE = "def f(x):\n    y = x * 2\n    return y\n"
@@ -100,6 +100,37 @@ def test_checks_run_side_by_side_as_they_run_alone(tiny: LoadedModel) -> None:
     assert len({tuple(e.context_ids) for e in engines}) == len(programs)
 
 
+def test_runs_join_and_leave_the_pass_as_they_start_and_end(tiny: LoadedModel) -> None:
+    """Together keeps the forward pass full: runs added while others are under way, or abandoned midway,
+    leave the others' states as they are when each runs alone."""
+    programs = [Program(source=DOUBLE, path="<t>", entry=f"f({n})") for n in (1, 25, -7, 3)]
+
+    def forward(engine: NeuralEngine, program: Program):  # type: ignore[no-untyped-def]
+        yield from engine.start_steps(program)
+        return (yield from engine.step_steps(Action(kind="step_return")))
+
+    alone = []
+    for program in programs:
+        engine = NeuralEngine(tiny)
+        alone.append(engine.run(forward(engine, program)))
+    together: Together[int, State] = Together()
+    engines = [NeuralEngine(tiny) for _ in programs]
+    together.add(0, engines[0], forward(engines[0], programs[0]))
+    together.add(1, engines[1], forward(engines[1], programs[1]))
+    with pytest.raises(ValueError, match="one operation at a time"):
+        together.add(9, engines[0], forward(engines[0], programs[0]))
+    got = dict(together.finished())  # at least one ended
+    assert got and len(together) == 2 - len(got)
+    together.add(2, engines[2], forward(engines[2], programs[2]))
+    doomed = engines[3].start_steps(programs[3])
+    together.add(3, engines[3], doomed)
+    together.abandon([3])
+    assert doomed.gi_frame is None and 3 not in together.running()
+    while together:
+        got.update(together.finished())
+    assert got == {0: alone[0], 1: alone[1], 2: alone[2]}
+
+
 def test_run_together_refuses_a_session_twice_and_hands_back_engine_errors(tiny: LoadedModel) -> None:
     engine = NeuralEngine(tiny)
     ops = [(engine, engine.start_steps(Program(source=DOUBLE, path="<t>", entry="f(1)"))) for _ in range(2)]
@@ -133,7 +164,7 @@ def test_inference_ranks_proposals_and_picks_a_confirmed_one(tiny: LoadedModel) 
     """With a small model the proposals are poor; what must hold is the procedure: distinct proposals,
     the greedy one first, the first `checks` checked by the real run (the oracle as checker here),
     the pick the first confirmed one or else the greedy one."""
-    result = infer_arguments(NeuralEngine(tiny), DOUBLE, "f", "6", samples=8, checks=4, rounds=0,
+    result = infer_arguments(NeuralEngine(tiny), DOUBLE, "f", "6", samples=8, checks=4, edits=0,
                              engine_factory=OracleEngine)
     arguments = [p.arguments for p in result.proposals]
     assert arguments and len(set(arguments)) == len(arguments)
@@ -170,25 +201,32 @@ def test_an_edit_changes_one_argument_a_little() -> None:
     assert closeness("[1, 2, 3]", "[1, 2, 4]") > closeness("'x'", "[1, 2, 4]")
 
 
-def test_rounds_of_edits_search_on_from_the_closest_runs(tiny: LoadedModel) -> None:
-    """Edits are checked in rounds of at most `checks`, each edited from an argument list checked
-    before it, none twice; the search stops at the first round that confirms one."""
-    result = infer_arguments(NeuralEngine(tiny), DOUBLE, "f", "10", samples=4, checks=3, rounds=3,
-                             engine_factory=OracleEngine)
-    edited = [p for p in result.proposals if p.edit_of is not None]
-    model = [p for p in result.proposals if p.edit_of is None]
-    assert len({p.arguments for p in result.proposals}) == len(result.proposals)
-    assert len(edited) <= 9 and all(p.votes == 0 for p in edited)
-    checked = [p.arguments for p in model[:3]]
-    for k in range(0, len(edited), 3):
-        batch = edited[k:k + 3]
-        assert all(p.edit_of in checked for p in batch)
-        assert all(p.predicted_return is not None or p.problem for p in batch)
-        checked += [p.arguments for p in batch]
-    confirmed = [i for i, p in enumerate(result.proposals) if p.confirmed]
-    if confirmed:  # nothing is checked after the round that confirmed one
-        assert len(result.proposals) - confirmed[0] <= 3
-        assert result.arguments == result.proposals[confirmed[0]].arguments
+def test_edits_search_best_first_from_the_closest_runs(tiny: LoadedModel) -> None:
+    """With nothing confirmed among the model's proposals, edits are checked: each of an argument list
+    checked before it, none twice, at most `edits`; the first of the proposal whose run came closest.
+    The search ends at the first confirmed one (the oracle checks one at a time, in order, so it is the
+    last checked)."""
+    for returned in ("10", "-3", "'x'"):
+        result = infer_arguments(NeuralEngine(tiny), DOUBLE, "f", returned, samples=4, checks=3, edits=5, width=2,
+                                 engine_factory=OracleEngine)
+        model = [p for p in result.proposals if p.edit_of is None]
+        edited = [p for p in result.proposals if p.edit_of is not None]
+        assert len({p.arguments for p in result.proposals}) == len(result.proposals)
+        assert len(edited) <= 5 and all(p.votes == 0 for p in edited)
+        assert all(p.predicted_return is not None or p.problem for p in edited)  # every edit listed was checked
+        checked = [p for p in model[:3] if p.predicted_return is not None or p.problem]
+        confirmed = [p for p in result.proposals if p.confirmed]
+        if edited:
+            assert len(checked) == min(3, len(model)) and not any(p.confirmed for p in checked)
+            closest = max(checked, key=lambda p: closeness(p.predicted_return, returned))  # the first of the best
+            assert edited[0].edit_of == closest.arguments
+            before = [p.arguments for p in checked]
+            for p in edited:
+                assert p.edit_of in before
+                before.append(p.arguments)
+        if confirmed:
+            assert len(confirmed) == 1 and result.arguments == confirmed[0].arguments
+            assert (edited or checked)[-1] is confirmed[0]
 
 
 def test_neural_inference_runs_no_code(tiny: LoadedModel, tmp_path: Path) -> None:
@@ -211,13 +249,13 @@ def test_the_infer_command(tiny: LoadedModel, tmp_path: Path) -> None:
     program = tmp_path / "double.py"
     program.write_text(DOUBLE)
     ndb = [sys.executable, "-m", "dap_server", "infer", str(program), "--model", str(Path(tiny.path))]
-    out = subprocess.run([*ndb, "-f", "f", "--returns", "6", "--samples", "2", "--checks", "2", "--rounds", "0", "--json"],
+    out = subprocess.run([*ndb, "-f", "f", "--returns", "6", "--samples", "2", "--checks", "2", "--edits", "0", "--json"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["function"] == "f" and result["returned"] == "6" and len(result["proposals"]) <= 3
     assert result["arguments"] == (result["proposals"][0]["arguments"] if result["proposals"] else None) or result["confirmed"]
-    table = subprocess.run([*ndb, "-f", "f", "--returns", "6", "--samples", "2", "--checks", "2", "--rounds", "0"],
+    table = subprocess.run([*ndb, "-f", "f", "--returns", "6", "--samples", "2", "--checks", "2", "--edits", "0"],
                            capture_output=True, text=True, timeout=120)
     assert table.returncode == 0 and "arguments the model proposes" in table.stdout
     last = table.stdout.splitlines()[-1]

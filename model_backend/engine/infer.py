@@ -9,14 +9,16 @@ the grammar checks and, over builtins, computes. So inference is generate and te
 2. Check: run each of the first `checks` proposals forward, from the call `f(<arguments>)` to its return
    with a followed step_return (engine/follow.py). A proposal is confirmed when the predicted return
    value equals the known one (compared as Python literals).
-3. Edit (`rounds` times while nothing is confirmed): the checked argument lists whose predicted
-   returns come closest to the known one are changed a little (a number by one, an item or a character
-   dropped, a value replaced by the known return value where it has that type), and `checks` of these
-   edits, drawn with a fixed seed, are checked in turn: a local search with the model as the simulator.
+3. Edit while nothing is confirmed: checked argument lists are changed a little (a number by one, an
+   item or a character dropped, a value replaced by the known return value where it has that type),
+   the edits of the list whose predicted return reads closest to the known value first, and checked
+   the same way, up to `edits` of them: a best-first local search with the model as the simulator.
 4. Pick the first confirmed argument list, or the greedy proposal when none is confirmed.
 
-Nothing is run: both directions are the model's predictions (neural mode runs no code). The checks
-of one inference run side by side, one forward pass per round for all of them (neural.run_together).
+Nothing is run: both directions are the model's predictions (neural mode runs no code). `width`
+forward runs go side by side, one forward pass per round for all of them (neural.Together), and a new
+one joins as soon as one ends: on this CPU a pass costs about the same for one session as for several,
+so keeping it full is what makes the search fast.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from __future__ import annotations
 import ast
 import contextlib
 import difflib
+import heapq
+import itertools
 import random
 import time
 from collections import Counter
@@ -40,8 +44,8 @@ from model_backend.state import Action, StackFrame, State
 
 DEFAULT_SAMPLES = 8  # sampled inverse jumps besides the greedy one
 DEFAULT_CHECKS = 8  # proposals run forward
-DEFAULT_ROUNDS = 3  # rounds of edits, run only while nothing is confirmed
-PARENTS = 2  # checked argument lists edited in a round: those whose predicted returns come closest
+DEFAULT_EDITS = 24  # edited argument lists checked at most, while nothing is confirmed
+DEFAULT_WIDTH = 8  # forward runs side by side
 
 
 class Proposal(BaseModel):
@@ -165,77 +169,186 @@ def _forward_run(engine: StepwiseEngine, program: Program) -> Generator[Any, Any
     return (yield from engine.step_steps(Action(kind="step_return")))
 
 
+class _OneAtATime:
+    """Forward runs on engines that cannot share forward passes (e.g. the oracle): `finished` runs the
+    first one added. The same interface as neural.Together, over (engine, program) pairs."""
+
+    def __init__(self, deadline: float | None) -> None:
+        self.deadline = deadline
+        self._jobs: dict[Any, tuple[Engine, Program]] = {}
+
+    def __len__(self) -> int:
+        return len(self._jobs)
+
+    def add(self, key: Any, engine: Engine, program: Program) -> None:
+        self._jobs[key] = (engine, program)
+
+    def finished(self) -> list[tuple[Any, State | EngineError]]:
+        if not self._jobs:
+            return []
+        key = next(iter(self._jobs))
+        engine, program = self._jobs.pop(key)
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            return [(key, EngineError("the prediction ran past its time limit"))]
+        try:
+            engine.start(program)
+            return [(key, engine.step(Action(kind="step_return")))]
+        except EngineError as exc:
+            return [(key, exc)]
+
+    def abandon(self, keys: list[Any]) -> None:
+        for key in keys:
+            self._jobs.pop(key, None)
+
+    def running(self) -> list[Any]:
+        return list(self._jobs)
+
+
+class _Checker:
+    """Forward runs of argument lists, side by side where the engine allows: start one, collect the
+    finished ones with what each returned."""
+
+    def __init__(self, engine_factory: Any, source: str, function: str, returned: str,
+                 deadline: float | None) -> None:
+        from model_backend.engine.neural import NeuralEngine, Together
+
+        self.factory, self.source, self.function, self.returned = engine_factory, source, function, returned
+        self.deadline = deadline
+        self.together: Any = Together(deadline)
+        self.one_at_a_time = _OneAtATime(deadline)
+        self.engines: dict[int, Any] = {}
+        self.proposals: dict[int, Proposal] = {}
+        self._neural_type = NeuralEngine
+
+    def __len__(self) -> int:
+        return len(self.proposals)
+
+    def expired(self) -> bool:
+        return self.deadline is not None and time.monotonic() > self.deadline
+
+    def start(self, key: int, proposal: Proposal) -> None:
+        program = Program(source=self.source, path="<infer>", entry=f"{self.function}({proposal.arguments})")
+        engine = self.factory()
+        self.engines[key], self.proposals[key] = engine, proposal
+        if isinstance(engine, self._neural_type):
+            self.together.add(key, engine, _forward_run(engine, program))
+        else:
+            self.one_at_a_time.add(key, engine, program)
+
+    def finished(self) -> list[tuple[int, Proposal]]:
+        """Wait for at least one run to end; each ended proposal with its predicted return filled in."""
+        ends = self.one_at_a_time.finished() if len(self.one_at_a_time) else self.together.finished()
+        out = []
+        for key, end in ends:
+            proposal = self.proposals.pop(key)
+            self.engines.pop(key).close()
+            _record(proposal, end, self.function, self.returned)
+            out.append((key, proposal))
+        return out
+
+    def abandon(self, keys: list[int]) -> None:
+        """Stop these runs where they are; their proposals stay unchecked."""
+        self.together.abandon(keys)
+        self.one_at_a_time.abandon(keys)
+        for key in keys:
+            self.proposals.pop(key, None)
+            engine = self.engines.pop(key, None)
+            if engine is not None:
+                engine.close()
+
+    def running(self) -> list[int]:
+        return list(self.proposals)
+
+
+def _record(proposal: Proposal, end: State | EngineError, function: str, returned: str) -> None:
+    if isinstance(end, EngineError):
+        proposal.problem = str(end)
+    elif end.error or end.event != "return" or end.depth != 0 or end.value is None:
+        proposal.problem = end.error or f"the run stopped at a {end.event} event, not {function}'s return"
+    else:
+        proposal.predicted_return = end.value
+        proposal.confirmed = same_value(end.value, returned)
+
+
 def check(engine_factory: Any, source: str, function: str, returned: str, proposals: list[Proposal],
           deadline: float | None = None) -> None:
     """Run each proposal forward on a session of its own and fill in what it returns.
 
     `engine_factory()` gives a fresh session; neural sessions of one model run side by side. A run not
     finished when time.monotonic() passes `deadline` is abandoned (its proposal says so)."""
-    from model_backend.engine.neural import NeuralEngine, run_together
-
-    jobs: list[tuple[Any, Proposal, Program]] = []
-    for proposal in proposals:
-        program = Program(source=source, path="<infer>", entry=f"{function}({proposal.arguments})")
-        jobs.append((engine_factory(), proposal, program))
-    if jobs and all(isinstance(engine, NeuralEngine) for engine, _, _ in jobs):
-        ends: list[State | EngineError] = run_together([(e, _forward_run(e, program)) for e, _, program in jobs],
-                                                       deadline)
-    else:  # e.g. the oracle: one run after the other
-        ends = []
-        for engine, _, program in jobs:
-            if deadline is not None and time.monotonic() > deadline:
-                ends.append(EngineError("the prediction ran past its time limit"))
-                continue
-            try:
-                engine.start(program)
-                ends.append(engine.step(Action(kind="step_return")))
-            except EngineError as exc:
-                ends.append(exc)
-    for (engine, proposal, _), end in zip(jobs, ends, strict=True):
-        engine.close()
-        if isinstance(end, EngineError):
-            proposal.problem = str(end)
-        elif end.error or end.event != "return" or end.depth != 0 or end.value is None:
-            proposal.problem = end.error or f"the run stopped at a {end.event} event, not {function}'s return"
-        else:
-            proposal.predicted_return = end.value
-            proposal.confirmed = same_value(end.value, returned)
+    checker = _Checker(engine_factory, source, function, returned, deadline)
+    for key, proposal in enumerate(proposals):
+        checker.start(key, proposal)
+    while checker:
+        checker.finished()
 
 
 def infer_arguments(engine: Engine, source: str, function: str, returned: str,
-                    samples: int = DEFAULT_SAMPLES, checks: int = DEFAULT_CHECKS, rounds: int = DEFAULT_ROUNDS,
-                    engine_factory: Any = None, seed: int = 0, deadline: float | None = None) -> Inference:
+                    samples: int = DEFAULT_SAMPLES, checks: int = DEFAULT_CHECKS, edits: int = DEFAULT_EDITS,
+                    width: int = DEFAULT_WIDTH, engine_factory: Any = None, seed: int = 0,
+                    deadline: float | None = None) -> Inference:
     """The arguments of `function` that make it return `returned`, as the model infers them.
 
     `engine` proposes; the checks run on sessions from `engine_factory` (default: new sessions of the
-    same model). With `checks=0` the pick is the greedy inverse jump, unchecked. Once time.monotonic()
-    passes `deadline`, no round of edits starts and the forward runs under way are abandoned."""
+    same model), `width` at a time. With `checks=0` the pick is the greedy inverse jump, unchecked.
+    Once time.monotonic() passes `deadline`, the forward runs under way are abandoned."""
     try:
         wanted = safe_ast.literal_eval(returned)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         raise EngineError(f"the return value must be a Python literal: {returned!r}") from None
     proposals = propose(engine, source, function, returned, samples)
     if checks > 0 and proposals:
-        factory = engine_factory or _same_model(engine)
-        check(factory, source, function, returned, proposals[:checks], deadline)
-        rng = random.Random(seed)
-        for _ in range(rounds):
-            checked = [p for p in proposals if p.predicted_return is not None or p.problem is not None]
-            if any(p.confirmed for p in checked) or (deadline is not None and time.monotonic() > deadline):
-                break
-            seen = {p.arguments for p in proposals}
-            parents = sorted(checked, key=lambda p: -closeness(p.predicted_return, returned))[:PARENTS]
-            children = [Proposal(arguments=a, votes=0, edit_of=parent.arguments)
-                        for parent in parents for a in edits(parent.arguments, wanted, rng)]
-            fresh = list({c.arguments: c for c in children if c.arguments not in seen}.values())
-            batch = rng.sample(fresh, min(checks, len(fresh)))
-            if not batch:
-                break
-            check(factory, source, function, returned, batch, deadline)
-            proposals.extend(batch)
+        checker = _Checker(engine_factory or _same_model(engine), source, function, returned, deadline)
+        proposals += _search(checker, proposals[:checks], returned, wanted, edits, max(1, width),
+                             random.Random(seed))
     pick = next((p for p in proposals if p.confirmed), proposals[0] if proposals else None)
     return Inference(function=function, returned=returned, arguments=pick.arguments if pick else None,
                      confirmed=bool(pick and pick.confirmed), proposals=proposals)
+
+
+def _search(checker: _Checker, proposed: list[Proposal], returned: str, wanted: object, edits_budget: int,
+            width: int, rng: random.Random) -> list[Proposal]:
+    """Best-first search, `width` forward runs at a time: the model's proposals in their rank, then
+    edits of the checked argument lists, those of the list whose predicted return reads closest to the
+    known value first. A run joins as soon as another ends, so the forward passes stay full. It stops
+    at the first confirmed list, once the runs of better-ranked proposals still under way have ended
+    (one of them may be confirmed too and wins); at `edits_budget` edits, or when nothing is left to
+    try. The edits that were checked, in the order they started."""
+    queue: list[tuple[tuple[int, float, int], int, Proposal]] = []
+    order = itertools.count()
+    for rank, proposal in enumerate(proposed):
+        heapq.heappush(queue, ((0, 0.0, rank), next(order), proposal))
+    seen = {p.arguments for p in proposed}
+    priority: dict[int, tuple[int, float, int]] = {}
+    edited: list[Proposal] = []
+    best: tuple[int, float, int] | None = None  # the priority of the best confirmed list so far
+    while True:
+        while best is None and len(checker) < width and queue and not checker.expired():
+            place, key, proposal = heapq.heappop(queue)
+            if proposal.edit_of is not None:
+                if len(edited) >= edits_budget:
+                    queue.clear()
+                    break
+                edited.append(proposal)
+            priority[key] = place
+            checker.start(key, proposal)
+        if not checker:
+            break
+        for key, proposal in checker.finished():
+            if proposal.confirmed:
+                best = min(best or priority[key], priority[key])
+            elif best is None:
+                near = closeness(proposal.predicted_return, returned)
+                children = edits(proposal.arguments, wanted, rng)
+                rng.shuffle(children)
+                for child in children:
+                    if child not in seen:
+                        seen.add(child)
+                        heapq.heappush(queue, ((1, -near, next(order)), next(order),
+                                               Proposal(arguments=child, votes=0, edit_of=proposal.arguments)))
+        if best is not None:
+            checker.abandon([key for key in checker.running() if priority[key] > best])
+    return [p for p in edited if p.predicted_return is not None or p.problem is not None]
 
 
 # ---- edits: the neighbours of an argument list ------------------------------------------------------

@@ -23,7 +23,7 @@ import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import torch
 from transformers import AutoTokenizer, DynamicCache, LlamaForCausalLM, PreTrainedTokenizerBase
@@ -48,6 +48,7 @@ DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "d
 MAX_FRAME_TOKENS = 768
 
 T = TypeVar("T")
+K = TypeVar("K")
 # An operation on a session: yields token ids to feed, receives the logits after the last one, returns T.
 Feed = Generator[list[int], torch.Tensor, T]
 
@@ -378,46 +379,101 @@ class NeuralEngine(StepwiseEngine):
         return None
 
 
-def run_together(jobs: list[tuple[NeuralEngine, Feed[T]]], deadline: float | None = None) -> list[T | EngineError]:
-    """Drive operations of several sessions of one model at once: each round is one forward pass over
-    every unfinished session's next tokens (worker.batching.ragged_forward; 8 sessions get about three
-    times the tokens per second of one on this CPU). An operation that raises EngineError gets the
-    error as its result; the others go on. Once time.monotonic() passes `deadline`, the unfinished ones
-    are abandoned with an EngineError (their sessions are then unusable)."""
-    from model_backend.worker.batching import ragged_forward
+class Together(Generic[K, T]):
+    """Operations of distinct sessions of one model, driven side by side: each round is one forward pass
+    over every unfinished operation's next tokens (worker.batching.ragged_forward; on this CPU a pass
+    costs about the same for one session as for several, as reading the weights dominates). Operations
+    join while others run, so a search can keep the pass full: `add` one, `finished` runs rounds until
+    some are done. An operation that raises EngineError gets the error as its result. Once
+    time.monotonic() passes `deadline`, the unfinished ones are abandoned with an EngineError."""
 
-    if not jobs:
-        return []
-    loaded = jobs[0][0].m
-    if any(engine.m is not loaded for engine, _ in jobs) or len({id(engine) for engine, _ in jobs}) < len(jobs):
-        raise ValueError("run_together needs distinct sessions of one model")
-    results: list[T | EngineError | None] = [None] * len(jobs)
-    pending: dict[int, list[int]] = {}
+    def __init__(self, deadline: float | None = None) -> None:
+        self.deadline = deadline
+        self._jobs: dict[K, tuple[NeuralEngine, Feed[T]]] = {}
+        self._pending: dict[K, list[int]] = {}  # the ids each unfinished operation feeds next
+        self._done: list[tuple[K, T | EngineError]] = []
+        self._loaded: LoadedModel | None = None
 
-    def advance(index: int, logits: torch.Tensor | None) -> None:
-        op = jobs[index][1]
+    def __len__(self) -> int:
+        """Operations added and not yet handed back by `finished` (nor abandoned)."""
+        return len(self._pending) + len(self._done)
+
+    def add(self, key: K, engine: NeuralEngine, op: Feed[T]) -> None:
+        if key in self._jobs:
+            raise ValueError(f"an operation with key {key!r} is already running")
+        if self._loaded is not None and engine.m is not self._loaded:
+            raise ValueError("operations run together must be on sessions of one model")
+        if any(other is engine for other, _ in self._jobs.values()):
+            raise ValueError("a session can run one operation at a time")
+        self._loaded = engine.m
+        self._jobs[key] = (engine, op)
+        with engine.m.lock, torch.inference_mode():
+            self._advance(key, None)
+
+    def finished(self) -> list[tuple[K, T | EngineError]]:
+        """Run rounds until at least one operation is done; hand back those done, in the order added.
+        Past the deadline, every unfinished operation comes back with an EngineError."""
+        if not self._done and self._pending:
+            assert self._loaded is not None
+            from model_backend.worker.batching import ragged_forward
+
+            with self._loaded.lock, torch.inference_mode():
+                while self._pending and not self._done:
+                    if self.deadline is not None and time.monotonic() > self.deadline:
+                        for key in list(self._pending):
+                            self._close(key, EngineError("the prediction ran past its time limit"))
+                        break
+                    order = list(self._pending)  # an operation yields only after its session has a cache
+                    logits = ragged_forward(self._loaded.model, [(self._jobs[k][0].cache, self._pending[k]) for k in order])
+                    for key, answer in zip(order, logits, strict=True):
+                        self._advance(key, answer)
+        done, self._done = self._done, []
+        for key, _ in done:
+            del self._jobs[key]
+        return done
+
+    def abandon(self, keys: list[K]) -> None:
+        """Stop these operations where they are (their sessions are then unusable); none comes back."""
+        for key in keys:
+            if key in self._pending:
+                self._jobs[key][1].close()
+                del self._pending[key], self._jobs[key]
+        self._done = [(k, r) for k, r in self._done if k not in keys]
+        for key in keys:
+            self._jobs.pop(key, None)
+
+    def running(self) -> list[K]:
+        return list(self._pending)
+
+    def _close(self, key: K, error: EngineError) -> None:
+        self._jobs[key][1].close()
+        del self._pending[key]
+        self._done.append((key, error))
+
+    def _advance(self, key: K, logits: torch.Tensor | None) -> None:
+        op = self._jobs[key][1]
         try:
-            pending[index] = next(op) if logits is None else op.send(logits)
+            self._pending[key] = next(op) if logits is None else op.send(logits)
         except StopIteration as done:
-            results[index] = done.value
-            pending.pop(index, None)
+            self._pending.pop(key, None)
+            self._done.append((key, done.value))
         except EngineError as exc:
-            results[index] = exc
-            pending.pop(index, None)
+            self._pending.pop(key, None)
+            self._done.append((key, exc))
 
-    with loaded.lock, torch.inference_mode():
-        for index in range(len(jobs)):
-            advance(index, None)
-        while pending:
-            if deadline is not None and time.monotonic() > deadline:
-                for index in pending:
-                    jobs[index][1].close()
-                    results[index] = EngineError("the prediction ran past its time limit")
-                break
-            order = list(pending)  # an operation yields only after its session has a cache
-            logits = ragged_forward(loaded.model, [(jobs[i][0].cache, pending[i]) for i in order])
-            for index, answer in zip(order, logits, strict=True):
-                advance(index, answer)
+
+def run_together(jobs: list[tuple[NeuralEngine, Feed[T]]], deadline: float | None = None) -> list[T | EngineError]:
+    """Drive operations of several sessions of one model at once (see Together) until all are done;
+    their results in the order given."""
+    if len({id(engine.m) for engine, _ in jobs}) > 1 or len({id(engine) for engine, _ in jobs}) < len(jobs):
+        raise ValueError("run_together needs distinct sessions of one model")  # before any starts
+    together: Together[int, T] = Together(deadline)
+    for index, (engine, op) in enumerate(jobs):
+        together.add(index, engine, op)
+    results: list[T | EngineError | None] = [None] * len(jobs)
+    while together:
+        for index, result in together.finished():
+            results[index] = result
     return results  # type: ignore[return-value]
 
 

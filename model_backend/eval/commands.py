@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from model_backend.engine.infer import DEFAULT_CHECKS, DEFAULT_ROUNDS, DEFAULT_SAMPLES
+from model_backend.engine.infer import DEFAULT_CHECKS, DEFAULT_EDITS, DEFAULT_SAMPLES, DEFAULT_WIDTH
 
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Checkpoint directory (default: the shipped model).")]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the full results as JSON here.")]
@@ -68,8 +68,11 @@ def register(app: typer.Typer) -> None:
         checks: Annotated[int, typer.Option(
             "--checks", min=0, help="Input task: proposals run forward to f's return to confirm them "
             "(--samples 0 --checks 0: the model's one inverse jump).")] = DEFAULT_CHECKS,
-        rounds: Annotated[int, typer.Option(
-            "--rounds", min=0, help="Input task: rounds of `--checks` edits of the closest argument lists while none is confirmed.")] = DEFAULT_ROUNDS,
+        edits: Annotated[int, typer.Option(
+            "--edits", min=0, help="Input task: edited argument lists checked at most while none is confirmed "
+            "(edits of the runs whose returns come closest first).")] = DEFAULT_EDITS,
+        width: Annotated[int, typer.Option(
+            "--width", min=1, help="Input task: forward runs side by side.")] = DEFAULT_WIDTH,
     ) -> None:
         """pass@1 with CruxEval's scoring; the last line is `pass@1: X.X% (N/M)`."""
         from model_backend.engine import EngineError
@@ -78,7 +81,7 @@ def register(app: typer.Typer) -> None:
         try:
             result = evaluate(data, task, via, engine, model, limit, search_branches=search,
                               problem_seconds=problem_seconds or None, follow_steps=follow_steps,
-                              samples=samples, checks=checks, rounds=rounds)
+                              samples=samples, checks=checks, edits=edits, width=width)
         except (EngineError, ValueError, OSError) as exc:
             typer.echo(f"ndb: error: {exc}", err=True)
             raise typer.Exit(2) from None

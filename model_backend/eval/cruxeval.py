@@ -11,9 +11,9 @@ the predicted return value (its repr) passes when `assert <output> == <predictio
 after the code in the sandbox (a prediction that calls f fails).
 Input prediction: start at f's return state holding the known output and infer the arguments
 (engine/infer.py): the greedy inverse jump (inv_step_call) and `samples` sampled ones propose argument
-lists, the first `checks` are run forward to f's return, `rounds` rounds of edits of the closest ones
-follow while none is confirmed, and the first whose predicted return is the output is the answer (else
-the greedy one); `samples=0, checks=0` measures the model's one inverse jump.
+lists, the first `checks` are run forward to f's return, up to `edits` edits of the closest ones follow
+while none is confirmed (`width` runs side by side), and the first whose predicted return is the output
+is the answer (else the greedy one); `samples=0, checks=0` measures the model's one inverse jump.
 It passes when `assert <output> == f(<args>)`. The program the model sees has the entry expression
 `f(...)`: the real arguments are the answer.
 """
@@ -93,8 +93,8 @@ HIDDEN_ENTRY = hidden_entry("f(<input>)")  # the call as the model sees it in th
 
 
 def predict_input(engine: Engine, problem: dict[str, str], samples: int = infer.DEFAULT_SAMPLES,
-                  checks: int = infer.DEFAULT_CHECKS, rounds: int = infer.DEFAULT_ROUNDS,
-                  deadline: float | None = None) -> tuple[str | None, infer.Inference | None]:
+                  checks: int = infer.DEFAULT_CHECKS, edits: int = infer.DEFAULT_EDITS,
+                  width: int = infer.DEFAULT_WIDTH, deadline: float | None = None) -> tuple[str | None, infer.Inference | None]:
     """The predicted arguments, and how they were inferred (None for the oracle).
 
     The model must not see the input: every program it reads carries `f(...)` or a proposal, never
@@ -107,8 +107,8 @@ def predict_input(engine: Engine, problem: dict[str, str], samples: int = infer.
         if state.event != "call" or state.error or state.function != "f":
             return None, None
         return infer.call_arguments(state.locals, infer.signature(problem["code"], "f")), None
-    inference = infer.infer_arguments(engine, problem["code"], "f", problem["output"], samples, checks, rounds,
-                                      deadline=deadline)
+    inference = infer.infer_arguments(engine, problem["code"], "f", problem["output"], samples, checks, edits,
+                                      width, deadline=deadline)
     return inference.arguments, inference
 
 
@@ -128,7 +128,8 @@ def evaluate(
     data: str, task: str = "output", via: str = "step_return", engine_name: str = "neural",
     model: str | None = None, limit: int | None = None, progress: bool = True, search_branches: int | None = None,
     problem_seconds: float | None = PROBLEM_SECONDS, follow_steps: int | None = None,
-    samples: int = infer.DEFAULT_SAMPLES, checks: int = infer.DEFAULT_CHECKS, rounds: int = infer.DEFAULT_ROUNDS,
+    samples: int = infer.DEFAULT_SAMPLES, checks: int = infer.DEFAULT_CHECKS, edits: int = infer.DEFAULT_EDITS,
+    width: int = infer.DEFAULT_WIDTH,
 ) -> dict[str, Any]:
     """pass@1 over the problems; a problem over `problem_seconds` (None: no limit) fails with its error noted."""
     if task not in ("output", "input") or via not in ("steps", "step_return", "breakpoint"):
@@ -148,7 +149,7 @@ def evaluate(
             if task == "output":
                 prediction = predict_output(engine, problem, via, deadline)
             else:
-                prediction, inference = predict_input(engine, problem, samples, checks, rounds, deadline)
+                prediction, inference = predict_input(engine, problem, samples, checks, edits, width, deadline)
             error = None
         except EngineError as exc:
             prediction, error = None, str(exc)
@@ -168,7 +169,7 @@ def evaluate(
         "data": str(Path(data)), "task": task, "via": via if task == "output" else "infer" if samples or checks else "inv_step_call",
         "engine": engine_name, "model": model, "search_branches": getattr(engine, "search_branches", None),
         "follow_steps": getattr(engine, "follow_steps", None),
-        **({"samples": samples, "checks": checks, "rounds": rounds} if task == "input" else {}),
+        **({"samples": samples, "checks": checks, "edits": edits, "width": width} if task == "input" else {}),
         "problem_seconds": problem_seconds, "timed_out": timed_out,
         "n": len(problems), "passed": passed,
         "pass_at_1": passed / max(1, len(problems)), "seconds": time.perf_counter() - started, "results": results,
