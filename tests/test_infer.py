@@ -20,6 +20,7 @@ from model_backend.engine.infer import (
     closeness,
     edits,
     infer_arguments,
+    literal_arguments,
     return_lines,
     same_value,
     signature,
@@ -69,6 +70,16 @@ def test_a_call_state_becomes_the_argument_list_that_binds_it() -> None:
     assert call_arguments({"a": "1", "b": "2"}, params) is None  # parameters missing
     assert call_arguments({**bound, "more": "{'not an identifier': 1}"}, params) is None
     assert call_arguments({"x": "[1, 2]"}, signature("def f(x):\n    return x\n", "f")) == "[1, 2]"
+
+
+def test_a_proposal_is_written_as_python_writes_its_values_or_dropped() -> None:
+    """Values no call could pass are dropped before they take a check; the others are written as repr
+    writes them, so that draws of the same values vote together."""
+    assert literal_arguments("{'e': 3, 'e': 2}, [1,2], ( 1, )") == "{'e': 2}, [1, 2], (1,)"
+    assert literal_arguments("*(1,2), key='x', **{'a': 1}") == "*(1, 2), key='x', **{'a': 1}"
+    assert literal_arguments("") == ""  # a function without parameters
+    for unusable in ("{'a': 'b': 1}", "'cut", "1, x", "f(1)", "[1e400]", "1); print(2"):
+        assert literal_arguments(unusable) is None, unusable
 
 
 def test_the_oracle_confirms_exactly_the_arguments_that_return_the_value() -> None:

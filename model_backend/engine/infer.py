@@ -5,7 +5,8 @@ arguments are a guess that no rule can compute. Its forward steps are its strong
 the grammar checks and, over builtins, computes. So inference is generate and test:
 
 1. Propose: from the known return state, the greedy inverse jump, then `samples` sampled ones. Distinct
-   argument lists, the greedy one first, then by how many draws proposed them.
+   argument lists of literals, written as repr writes them, the greedy one first, then by how many
+   draws proposed them.
 2. Check: run each of the first `checks` proposals forward, from the call `f(<arguments>)` to its return
    with a followed step_return (engine/follow.py). A proposal is confirmed when the predicted return
    value equals the known one (compared as Python literals).
@@ -126,10 +127,39 @@ def call_arguments(bound: dict[str, str], params: ast.arguments) -> str | None:
 
 
 def _arguments(state: State, function: str, params: ast.arguments) -> str | None:
-    """The argument list of a predicted call state (None for a state that is not that call)."""
+    """The argument list of a predicted call state, written as Python writes it (None for a state that
+    is not that call, or whose values are not all literals: no call could pass them)."""
     if state.error or state.event != "call" or state.function != function:
         return None
-    return call_arguments(state.locals, params)
+    text = call_arguments(state.locals, params)
+    return None if text is None else literal_arguments(text)
+
+
+def literal_arguments(arguments: str) -> str | None:
+    """`arguments` with each value as repr() writes it, or None where one is not a Python literal.
+
+    A sampled call state can hold a value no call could pass (`{'a': 'b': 1}`, cut text): its forward
+    run would fail at once, taking a check from a proposal that can succeed. Writing values as repr
+    does (`{'e': 3, 'e': 2}` is `{'e': 2}`, `[1,2]` is `[1, 2]`) also lets the draws that proposed the
+    same values vote together."""
+    try:
+        call = safe_ast.parse(f"f({arguments})", mode="eval").body
+        if not isinstance(call, ast.Call):
+            return None
+        parts = [f"*{_repr_of(a.value)}" if isinstance(a, ast.Starred) else _repr_of(a) for a in call.args]
+        for keyword in call.keywords:
+            value = _repr_of(keyword.value)
+            parts.append(f"{keyword.arg}={value}" if keyword.arg else f"**{value}")
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return ", ".join(parts)
+
+
+def _repr_of(node: ast.expr) -> str:
+    """The repr of a literal node, itself a literal (`1e400` is `inf`, which is not): else ValueError."""
+    text = repr(ast.literal_eval(node))  # a node safe_ast parsed: nothing left to guard
+    safe_ast.literal_eval(text)
+    return text
 
 
 def known_return(program: Program, function: str, returned: str) -> State:
