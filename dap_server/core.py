@@ -28,17 +28,22 @@ from __future__ import annotations
 
 import contextlib
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from dap_server.breakpoints import Breakpoint, BreakpointTable, Hit
 from dap_server.evaluator import EvalError, Evaluator
 from dap_server.values import parse_value, show
+from model_backend import safe_ast
 from model_backend.engine.base import CallerFrame, Engine
 from model_backend.program import Program
 from model_backend.state import Action, ActionKind, StackFrame, State
+
+if TYPE_CHECKING:
+    from model_backend.engine.infer import Inference
 
 StepKind = Literal["next", "stepIn", "stepOut", "continue", "stepBack", "reverseContinue"]
 STEP_KINDS: tuple[str, ...] = ("next", "stepIn", "stepOut", "continue", "stepBack", "reverseContinue")
@@ -46,6 +51,7 @@ EXCEPTION_FILTERS = {"raised": "Raised Exceptions", "uncaught": "Uncaught Except
 EXIT_CODES = {"normal": 0, "error": 1, "never": 2}
 MAX_AUTO_STEPS = 10_000
 NEURAL_MAX_AUTO_STEPS = 1_000
+INFER_SECONDS = 120.0  # an inference's time limit: its forward runs still going then are abandoned
 
 EngineFactory = Callable[[str, str | None, str | None], Engine]
 
@@ -98,6 +104,38 @@ def _key(state: State) -> tuple[Any, ...]:
 
 
 _EXC_RE = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(?:\((.*)\)|:\s*(.*))?\s*$", re.S)
+
+
+_INFER_RE = re.compile(r"^\s*infer\s+([A-Za-z_]\w*)\s+(\S.*?)\s*$", re.S)
+INFER_SHOWN = 8  # checked proposals an inference lists
+
+
+def infer_request(text: str) -> tuple[str, str] | None:
+    """(FUNCTION, VALUE) when `text` is `infer FUNCTION VALUE`, which is never a Python expression (so a
+    variable named `infer` still evaluates); else None."""
+    match = _INFER_RE.match(text)
+    if match is None:
+        return None
+    try:
+        safe_ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        return match.group(1), match.group(2)
+    return None
+
+
+def inference_lines(result: Inference) -> list[str]:
+    """The checked proposals, as calls with what the model's run of each returned (the first few)."""
+    checked = [p for p in result.proposals if p.predicted_return is not None][:INFER_SHOWN]
+    return [f"{result.function}({p.arguments}) -> {p.predicted_return}{'  confirmed' if p.confirmed else ''}"
+            for p in checked]
+
+
+def inference_verdict(result: Inference) -> str:
+    """The pick, as a call, and whether a predicted run confirmed it."""
+    if result.arguments is None:
+        return "The model proposed no argument list."
+    verdict = "a predicted run returns it" if result.confirmed else "not confirmed: no predicted run returns it"
+    return f"{result.function}({result.arguments})  # {verdict}"
 
 
 def exception_parts(value: str | None) -> tuple[str, str]:
@@ -664,6 +702,30 @@ class DebugCore:
             return Evaluator(names, attributes=attributes).evaluate(expression)
         except EvalError as exc:
             raise CoreError(str(exc)) from None
+
+    def infer(self, function: str, returned: str, seconds: float = INFER_SECONDS) -> Inference:
+        """Which arguments make the program's top-level `function` return `returned` (a literal), as the
+        model infers them (model_backend/engine/infer.py): nothing runs. On new sessions of this
+        session's model, so the state being debugged stays as it is; neural engine with a local model
+        only. Forward runs still going after `seconds` are abandoned."""
+        from model_backend.engine.base import EngineError
+        from model_backend.engine.infer import infer_arguments, new_sessions
+
+        if self.engine is None or self.program is None:
+            raise CoreError("no program is loaded")
+        try:
+            sessions = new_sessions(self.engine)
+        except EngineError:
+            raise CoreError(f"inference needs the neural engine with a local model (this session uses the "
+                            f"{self.engine.name} engine)") from None
+        proposer = sessions()
+        try:
+            return infer_arguments(proposer, self.program.source, function, returned, engine_factory=sessions,
+                                   deadline=time.monotonic() + seconds)
+        except EngineError as exc:
+            raise CoreError(str(exc)) from None
+        finally:
+            proposer.close()
 
     def goto(self, line: int) -> Stop:
         """pdb's jump (DAP goto): the current frame continues at `line`; reason "goto"."""

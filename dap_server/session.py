@@ -21,11 +21,15 @@ from dap_server.breakpoints import Breakpoint
 from dap_server.core import (
     EXCEPTION_FILTERS,
     EXIT_CODES,
+    INFER_SECONDS,
     CoreError,
     DebugCore,
     EngineFactory,
     Stop,
     exception_parts,
+    infer_request,
+    inference_lines,
+    inference_verdict,
 )
 from dap_server.protocol import FramingError, RequestError, describe_validation_error, parse_request
 from dap_server.values import parse_value, show, type_name
@@ -57,6 +61,8 @@ class LaunchArguments(BaseModel):
     stopAtExit: bool = False  # pause at the program's last state instead of ending (to step back from the end)
     # neural engine: single predicted steps one next, stepOut or continue may take (engine/follow.py)
     followSteps: int | None = Field(default=None, ge=0, le=100_000)
+    # neural engine: time limit of the Debug Console's `infer FUNCTION VALUE`
+    inferSeconds: float = Field(default=INFER_SECONDS, gt=0, le=3600)
 
 
 def _worker_url(args: LaunchArguments) -> str | None:
@@ -605,11 +611,23 @@ class DAPSession:
     def _on_evaluate(self, request: dap.EvaluateRequest) -> Any:
         self._require_stopped()
         args = request.arguments
+        asked = infer_request(args.expression) if args.context == "repl" else None
+        if asked is not None:
+            return self._infer(*asked)
         if args.frameId is not None:
             self._frame(args.frameId)  # an unknown frame id is an error of its own
         value = self.core.evaluate(args.expression, args.frameId)
         ref = self.store.add_value(value, args.expression, memo=(-1, args.expression))
         return dap.EvaluateResponseBody(result=show(value), type=type_name(value) or None, variablesReference=ref)
+
+    def _infer(self, function: str, value: str) -> dap.EvaluateResponseBody:
+        """The Debug Console's `infer FUNCTION VALUE`: the checked proposals go to the console as output,
+        the pick is the result. The paused state stays as it is."""
+        seconds = self.launch_args.inferSeconds if self.launch_args else INFER_SECONDS
+        self.output(f"Inferring the arguments of {function} (up to {seconds:g} s)...\n")
+        result = self.core.infer(function, value, seconds)
+        self.output("".join(f"  {line}\n" for line in inference_lines(result)))
+        return dap.EvaluateResponseBody(result=inference_verdict(result), variablesReference=0)
 
     def _on_setVariable(self, request: dap.SetVariableRequest) -> Any:
         self._require_stopped()

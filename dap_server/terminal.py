@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from dap_server.core import CoreError, DebugCore, EngineFactory, Stop, exception_parts
+from dap_server.core import INFER_SECONDS, CoreError, DebugCore, EngineFactory, Stop, exception_parts
 from model_backend import safe_ast
 from model_backend.state import State
 
@@ -36,6 +36,7 @@ class TerminalDebugger(cmd.Cmd):
         self.temporary: set[int] = set()  # numbers of tbreak breakpoints not hit yet
         self.displays: dict[str, str] = {}  # `display` expressions -> what was last shown for them
         self.quitting = False
+        self.infer_seconds = INFER_SECONDS
         try:
             self.echo = not stdin.isatty()
         except (AttributeError, ValueError):
@@ -602,6 +603,23 @@ class TerminalDebugger(cmd.Cmd):
         self.say(f"{name} = {new}")
         return False
 
+    def do_infer(self, arg: str) -> bool:
+        """infer FUNCTION VALUE: which arguments make the program's top-level FUNCTION return VALUE (a
+        Python literal), as the model infers them: inverse jumps propose, predicted runs confirm; nothing
+        runs. The session stays where it is."""
+        from dap_server.core import infer_request, inference_lines, inference_verdict
+
+        asked = infer_request(f"infer {arg}")
+        if asked is None:
+            self.error("Usage: infer FUNCTION VALUE, e.g. infer longest 'debugger'")
+            return False
+        self.say(f"Inferring the arguments of {asked[0]} (up to {self.infer_seconds:g} s)...")
+        result = self.core.infer(*asked, seconds=self.infer_seconds)
+        for line in inference_lines(result):
+            self.say(f"  {line}")
+        self.say(inference_verdict(result))
+        return False
+
     def do_help(self, arg: str) -> bool | None:
         """h(elp) [COMMAND]: list the commands, or show one command's help."""
         if arg.strip() in _ALIASES:
@@ -644,6 +662,7 @@ _SUMMARY = [
     ("w(here) / bt", "show the call stack (> marks the selected frame)"),
     ("j(ump) LINE", "continue at LINE of this function, skipping the lines between"),
     ("u(p) / d(own) [N]", "select the caller / back down (callers' values: oracle engine only)"),
+    ("infer FUNCTION VALUE", "arguments that make FUNCTION return VALUE, as the model infers them"),
     ("restart", "start the program again"),
     ("q(uit)", "quit"),
 ]

@@ -4,6 +4,7 @@ forward runs; the forward runs of one inference share forward passes (neural.run
 from __future__ import annotations
 
 import ast
+import io
 import json
 import random
 import subprocess
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from dap_server.core import DebugCore
+from dap_server.terminal import TerminalDebugger, run_terminal
 from model_backend.engine import EngineError
 from model_backend.engine.infer import (
     Proposal,
@@ -31,6 +34,7 @@ from model_backend.engine.oracle import OracleEngine
 from model_backend.program import Program
 from model_backend.sandbox import Limits, run_check
 from model_backend.state import Action, State
+from tests.dap_client import stdio_session
 from tests.worker_model import build_tiny_checkpoint
 
 DOUBLE = "def f(x):\n    y = x * 2\n    return y\n"
@@ -275,3 +279,59 @@ def test_the_infer_command(tiny: LoadedModel, tmp_path: Path) -> None:
                          (["-f", "f", "--returns", "foo(1)"], "must be a Python literal")):
         refused = subprocess.run([*ndb, *bad], capture_output=True, text=True, timeout=120)
         assert refused.returncode == 2 and message in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_the_terminal_debugger_infers_arguments_and_stays_where_it_was(tiny: LoadedModel, tmp_path: Path) -> None:
+    """`infer FUNCTION VALUE` in `ndb debug` runs an inference on new sessions of the model being
+    debugged: the paused state is the same after it, and bad requests are one-line errors."""
+    program = tmp_path / "double.py"
+    program.write_text(DOUBLE)
+    out = io.StringIO()
+    commands = "s\nw\na\ninfer f 6\nw\na\ninfer\ninfer f foo(1)\ninfer g 1\ns\nq\n"
+    core = DebugCore()
+    stop = core.launch(str(program), "f(3)", "neural", str(Path(tiny.path)), follow_steps=2)
+    debugger = TerminalDebugger(core, io.StringIO(commands), out)
+    debugger.infer_seconds = 5  # a random model's runs never return: the time limit ends them
+    debugger.show_stop(stop)
+    debugger.cmdloop()
+    core.close()
+    text = out.getvalue()
+    before, _, after = text.partition("infer f 6\n")
+    assert before.split("w\n")[-1] in after  # `where` and `args` show the same state after the inference
+    assert "Inferring the arguments of f" in after
+    assert "  # a predicted run returns it" in after or "  # not confirmed" in after or "proposed no argument list" in after
+    assert "*** Usage: infer FUNCTION VALUE" in after
+    assert "*** the return value must be a Python literal: 'foo(1)'" in after
+    assert "*** the program defines no top-level function 'g'" in after and "Traceback" not in text
+    oracle = io.StringIO()
+    run_terminal(str(program), "f(3)", "oracle", None, None, stdin=io.StringIO("infer f 6\nq\n"), stdout=oracle)
+    assert "*** inference needs the neural engine with a local model (this session uses the oracle engine)" in oracle.getvalue()
+
+
+def test_the_debug_console_infers_arguments(tiny: LoadedModel, tmp_path: Path) -> None:
+    """In VS Code's Debug Console (an evaluate request in the "repl" context), `infer FUNCTION VALUE`
+    answers with the pick and writes the checked proposals to the console; the paused state is kept.
+    Anywhere else, and for text that is a Python expression, it is an expression as before."""
+    program = tmp_path / "double.py"
+    program.write_text(DOUBLE)
+    with stdio_session() as s:
+        with s.launch(program, engine="neural", model=str(Path(tiny.path)), entry="f(3)", stopOnEntry=True,
+                      followSteps=2, inferSeconds=5):
+            pass
+        stop = s.wait_for_stop("entry")
+        body = s.client.request("evaluate", {"expression": "infer f 6", "frameId": 1, "context": "repl"},
+                                timeout=120)["body"]
+        assert body["variablesReference"] == 0
+        assert body["result"].startswith("f(") or body["result"] == "The model proposed no argument list."
+        assert "Inferring the arguments of f (up to 5 s)..." in s.output("console")
+        assert s.client.request("stackTrace", {"threadId": 1})["body"]["stackFrames"][0]["line"] == stop.line
+        refused = s.evaluate("infer g 1", context="repl", expect_success=False)
+        assert "no top-level function 'g'" in refused["message"]
+        assert "syntax error" in s.evaluate("infer f 6", context="watch", expect_success=False)["message"]
+        assert "not defined" in s.evaluate("infer if x else 1", context="repl", expect_success=False)["message"]
+    with stdio_session() as s:
+        with s.launch(program, entry="f(3)", stopOnEntry=True):
+            pass
+        s.wait_for_stop("entry")
+        refused = s.evaluate("infer f 6", context="repl", expect_success=False)
+        assert "inference needs the neural engine with a local model" in refused["message"]

@@ -328,7 +328,7 @@ def infer_arguments(engine: Engine, source: str, function: str, returned: str,
         raise EngineError(f"the return value must be a Python literal: {returned!r}") from None
     proposals = propose(engine, source, function, returned, samples)
     if checks > 0 and proposals:
-        checker = _Checker(engine_factory or _same_model(engine), source, function, returned, deadline)
+        checker = _Checker(engine_factory or new_sessions(engine), source, function, returned, deadline)
         proposals += _search(checker, proposals[:checks], returned, wanted, edits, max(1, width),
                              random.Random(seed))
     pick = next((p for p in proposals if p.confirmed), proposals[0] if proposals else None)
@@ -472,7 +472,8 @@ def _sequence_edits(value: str | list[Any] | tuple[Any, ...], wanted: object, rn
     return out
 
 
-def _same_model(engine: Engine) -> Any:
+def new_sessions(engine: Engine) -> Any:
+    """A factory of new sessions of `engine`'s model, with its settings (EngineError for other engines)."""
     from model_backend.engine.neural import NeuralEngine
 
     if isinstance(engine, NeuralEngine):
