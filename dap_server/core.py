@@ -125,9 +125,12 @@ def infer_request(text: str) -> tuple[str, str] | None:
 
 def inference_lines(result: Inference) -> list[str]:
     """The checked proposals, as calls with what the model's run of each returned (the first few)."""
-    checked = [p for p in result.proposals if p.predicted_return is not None][:INFER_SHOWN]
-    return [f"{result.function}({p.arguments}) -> {p.predicted_return}{'  confirmed' if p.confirmed else ''}"
-            for p in checked]
+    checked = [p for p in result.proposals if p.predicted_return is not None]
+    lines = [f"{result.function}({p.arguments}) -> {p.predicted_return}{'  confirmed' if p.confirmed else ''}"
+             for p in checked[:INFER_SHOWN]]
+    if len(checked) > INFER_SHOWN:
+        lines.append(f"... and {len(checked) - INFER_SHOWN} more checked")
+    return lines
 
 
 def inference_verdict(result: Inference) -> str:

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from dap_server.core import DebugCore
+from dap_server.core import DebugCore, inference_lines, inference_verdict
 from dap_server.terminal import TerminalDebugger, run_terminal
 from model_backend.engine import EngineError
 from model_backend.engine.infer import (
+    Inference,
     Proposal,
     call_arguments,
     check,
@@ -335,3 +336,14 @@ def test_the_debug_console_infers_arguments(tiny: LoadedModel, tmp_path: Path) -
         s.wait_for_stop("entry")
         refused = s.evaluate("infer f 6", context="repl", expect_success=False)
         assert "inference needs the neural engine with a local model" in refused["message"]
+
+
+def test_an_inference_reads_as_calls_with_what_their_runs_returned() -> None:
+    proposals = [Proposal(arguments=str(i), votes=1, predicted_return=str(2 * i), confirmed=i == 9) for i in range(10)]
+    proposals.append(Proposal(arguments="'x'", votes=1))  # not checked: not listed
+    result = Inference(function="f", returned="18", arguments="9", confirmed=True, proposals=proposals)
+    assert inference_lines(result) == [f"f({i}) -> {2 * i}" for i in range(8)] + ["... and 2 more checked"]
+    assert inference_verdict(result) == "f(9)  # a predicted run returns it"
+    unsure = result.model_copy(update={"arguments": "'x'", "confirmed": False})
+    assert inference_verdict(unsure) == "f('x')  # not confirmed: no predicted run returns it"
+    assert inference_verdict(result.model_copy(update={"arguments": None})) == "The model proposed no argument list."
