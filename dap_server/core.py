@@ -38,7 +38,7 @@ from dap_server.breakpoints import Breakpoint, BreakpointTable, Hit
 from dap_server.evaluator import EvalError, Evaluator
 from dap_server.values import parse_value, show
 from model_backend import safe_ast
-from model_backend.engine.base import CallerFrame, Engine
+from model_backend.engine.base import CallerFrame, Engine, EngineError
 from model_backend.program import Program
 from model_backend.state import Action, ActionKind, StackFrame, State
 
@@ -711,7 +711,6 @@ class DebugCore:
         model infers them (model_backend/engine/infer.py): nothing runs. On new sessions of this
         session's model, so the state being debugged stays as it is; neural engine with a local model
         only. Forward runs still going after `seconds` are abandoned."""
-        from model_backend.engine.base import EngineError
         from model_backend.engine.infer import infer_arguments, new_sessions
 
         if self.engine is None or self.program is None:
