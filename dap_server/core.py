@@ -22,12 +22,16 @@ Rules (also in docs/dap.md):
   propagating exception (exception / return / inv_line_call states) to its first exception event, the
   raise point, and stops there with reason exception; continuing from there runs to the exit.
 - Every automatic loop is capped (MAX_AUTO_STEPS) and stops when the engine returns the same state twice.
+- A pause (`interrupt` set while a command runs, from another thread) stops the command at the next state
+  the engine reaches, with reason pause: between the single steps of a followed action too
+  (Engine.interrupt), so a long predicted continue stops within one prediction.
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,12 +42,12 @@ from dap_server.breakpoints import Breakpoint, BreakpointTable, Hit
 from dap_server.evaluator import EvalError, Evaluator
 from dap_server.values import parse_value, show
 from model_backend import safe_ast
-from model_backend.engine.base import CallerFrame, Engine, EngineError
+from model_backend.engine.base import CallerFrame, Cancelled, Engine, EngineError
 from model_backend.program import Program
 from model_backend.state import Action, ActionKind, StackFrame, State
 
 if TYPE_CHECKING:
-    from model_backend.engine.infer import Inference
+    from model_backend.engine.infer import Inference, Proposal
 
 StepKind = Literal["next", "stepIn", "stepOut", "continue", "stepBack", "reverseContinue"]
 STEP_KINDS: tuple[str, ...] = ("next", "stepIn", "stepOut", "continue", "stepBack", "reverseContinue")
@@ -58,6 +62,11 @@ EngineFactory = Callable[[str, str | None, str | None], Engine]
 
 class CoreError(Exception):
     """A command that cannot be carried out; the message is shown to the user."""
+
+
+class CommandCancelled(CoreError):
+    """The user cancelled a long command (an inference) while it ran; its message is "cancelled", as DAP
+    wants for a cancelled request."""
 
 
 @dataclass
@@ -176,6 +185,9 @@ class DebugCore:
         self._state: State | None = None
         self.returned: tuple[str, str] | None = None  # debugpy style: the return value just stepped past
         self._uncaught_reported: tuple[Any, ...] | None = None
+        # Set from another thread to pause the command that runs (the DAP pause request, Ctrl-C in the
+        # terminal); whoever starts a command clears it first. Shared with the engine (Engine.interrupt).
+        self.interrupt = threading.Event()
 
     # ---- lifecycle -----------------------------------------------------------------------------
     def launch(self, program: str, entry: str | None = None, engine: str = "neural", model: str | None = None,
@@ -201,6 +213,7 @@ class DebugCore:
             new_engine.limit_events(max_events)
         if follow_steps is not None:
             new_engine.follow(follow_steps)
+        new_engine.interrupt = self.interrupt
         self.close()
         self.engine, self.engine_name, self.program = new_engine, engine, loaded
         self.breakpoints.set_source(loaded.source, loaded.path)
@@ -335,6 +348,8 @@ class DebugCore:
                 if returned or arrived or _key(state) == _key(previous):
                     reason, description, text = self._stop_reason(state)
                     return Stop(reason, state, outputs, description=description, text=text)
+                if (paused := self._paused(state, outputs)) is not None:
+                    return paused
                 previous = state
             outputs.append(Output("console", f"stopped after {self.cap} automatic steps\n"))
             return Stop("pause", self.state, outputs, description="Paused: too many automatic steps")
@@ -348,6 +363,13 @@ class DebugCore:
         if state.event == "exit":
             return self._finish_exit(state, outputs, start)
         return None
+
+    def _paused(self, state: State, outputs: list[Output]) -> Stop | None:
+        """The stop for a command that a pause interrupted, at the state it reached (None: not paused)."""
+        if not self.interrupt.is_set():
+            return None
+        outputs.append(Output("console", "Paused.\n"))
+        return Stop("pause", state, outputs, description="Paused")
 
     def _engine_step(self, kind: ActionKind, outputs: list[Output], reverse: bool = False) -> State:
         assert self.engine is not None
@@ -413,6 +435,8 @@ class DebugCore:
                 if hit.stop:
                     return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint",
                                 text="; ".join(hit.errors) or None)
+                if (paused := self._paused(state, outputs)) is not None:
+                    return paused
                 if self._natural(kind, depth, state, resuming) or _key(state) == _key(previous):
                     if self.stepping == "debugpy" and kind != "continue" and state.event != "line":
                         return self._to_line_like_debugpy(kind, depth, state, outputs, start)
@@ -456,6 +480,8 @@ class DebugCore:
             elif state.event == "exception" and "raised" in self.exception_filters:
                 reason, description, text = self._stop_reason(state)
                 return Stop(reason, state, outputs, description=description, text=text)
+            if (paused := self._paused(state, outputs)) is not None:
+                return paused
             action: ActionKind
             if kind == "stepOut":
                 if state.event == "return":
@@ -506,6 +532,8 @@ class DebugCore:
                     return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint")
                 if _key(state) == _key(previous):
                     return Stop("step", state, outputs)
+                if (paused := self._paused(state, outputs)) is not None:
+                    return paused
                 previous = state
             outputs.append(Output("console", f"stopped after {self.cap} steps\n"))
             return Stop("pause", self.state, outputs, description="Paused: too many automatic steps")
@@ -615,6 +643,8 @@ class DebugCore:
                 hit = self._reached(state, outputs, count=False)
                 if hit.stop:
                     return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint")
+                if (paused := self._paused(state, outputs)) is not None:
+                    return paused
                 previous = state
             outputs.append(Output("console", f"stopped after {self.cap} steps back\n"))
             return Stop("pause", self.state, outputs, description="Paused: too many automatic steps")
@@ -706,11 +736,14 @@ class DebugCore:
         except EvalError as exc:
             raise CoreError(str(exc)) from None
 
-    def infer(self, function: str, returned: str, seconds: float = INFER_SECONDS) -> Inference:
+    def infer(self, function: str, returned: str, seconds: float = INFER_SECONDS,
+              cancel: threading.Event | None = None,
+              on_checked: Callable[[Proposal], None] | None = None) -> Inference:
         """Which arguments make the program's top-level `function` return `returned` (a literal), as the
         model infers them (model_backend/engine/infer.py): nothing runs. On new sessions of this
         session's model, so the state being debugged stays as it is; neural engine with a local model
-        only. Forward runs still going after `seconds` are abandoned."""
+        only. Forward runs still going after `seconds` are abandoned; setting `cancel` (from another
+        thread) ends it with CommandCancelled. `on_checked` hears of each proposal checked."""
         from model_backend.engine.infer import infer_arguments, new_sessions
 
         if self.engine is None or self.program is None:
@@ -723,7 +756,9 @@ class DebugCore:
         proposer = sessions()
         try:
             return infer_arguments(proposer, self.program.source, function, returned, engine_factory=sessions,
-                                   deadline=time.monotonic() + seconds)
+                                   deadline=time.monotonic() + seconds, cancel=cancel, on_checked=on_checked)
+        except Cancelled:
+            raise CommandCancelled("cancelled") from None
         except EngineError as exc:
             raise CoreError(str(exc)) from None
         finally:

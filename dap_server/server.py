@@ -4,6 +4,10 @@
 file descriptor 1 is pointed at stderr for as long as the adapter runs, so a stray print (or a child
 process that inherits the descriptor) cannot corrupt the stream.
 
+Each session has two threads: the transport's reads messages, the session's own handles them in order.
+Reading on while a command runs is what lets a `pause` stop a long predicted continue and a `cancel` stop
+an inference (DAPSession.triage handles those two on the reading thread at once).
+
 `serve_tcp` binds 127.0.0.1 by default (another host only when asked explicitly), announces the bound
 port, and serves any number of clients concurrently, each in its own thread with its own session and
 engine.
@@ -17,6 +21,7 @@ import argparse
 import contextlib
 import logging
 import os
+import queue
 import socket
 import sys
 import threading
@@ -24,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dap_server.core import EngineFactory
-from dap_server.protocol import encode, read_messages
+from dap_server.protocol import FramingError, encode, read_messages
 from dap_server.session import DAPSession
 
 log = logging.getLogger("dap_server")
@@ -54,15 +59,34 @@ def serve_stream(read_chunk: Callable[[], bytes], write: Callable[[bytes], Any],
             log.warning("%s: could not write to the client", name)
 
     session = DAPSession(send, engine_factory=engine_factory, name=name)
+    inbox: queue.Queue[dict[str, Any] | FramingError | None] = queue.Queue()
+
+    def handle_in_order() -> None:
+        while (item := inbox.get()) is not None:
+            try:
+                session.handle_raw(item)
+            finally:
+                session.handled(item)
+                inbox.task_done()
+
+    commands = threading.Thread(target=handle_in_order, name=f"{name} commands", daemon=True)
+    commands.start()
     log.info("%s: started", name)
     try:
         for item in read_messages(read_chunk):
-            session.handle_raw(item)
-            if session.done:
-                break
+            if session.triage(item):
+                continue
+            inbox.put(item)
+            if isinstance(item, dict) and item.get("command") == "disconnect":
+                inbox.join()  # answered: stop reading
+                if session.done:
+                    break
     except OSError as exc:
         log.warning("%s: connection error: %s", name, exc)
     finally:
+        # The input ended: what the client sent before it is still answered, in order.
+        inbox.put(None)
+        commands.join()
         session.close()
         log.info("%s: ended", name)
     return session

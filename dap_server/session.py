@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import dap_types as dap
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -22,6 +23,7 @@ from dap_server.core import (
     EXCEPTION_FILTERS,
     EXIT_CODES,
     INFER_SECONDS,
+    CommandCancelled,
     CoreError,
     DebugCore,
     EngineFactory,
@@ -35,6 +37,9 @@ from dap_server.protocol import FramingError, RequestError, describe_validation_
 from dap_server.values import parse_value, show, type_name
 from dap_server.variables import Container, VariableStore, key_of
 from model_backend.sandbox import MAX_EVENTS_CEILING
+
+if TYPE_CHECKING:
+    from model_backend.engine.infer import Proposal
 
 log = logging.getLogger("dap_server")
 
@@ -95,10 +100,16 @@ def capabilities() -> dap.Capabilities:
         ],
         supportsTerminateRequest=True,
         supportsRestartRequest=True,
+        supportsCancelRequest=True,
     )
 
 
 _STEP_COMMANDS = {"next", "stepIn", "stepOut", "continue", "stepBack", "reverseContinue"}
+# Requests that make the program run, which a pause can stop: queuing one clears a pause meant for the
+# run before it (DAPSession.triage).
+_RUN_COMMANDS = _STEP_COMMANDS | {"launch", "configurationDone", "restart"}
+# Requests handled on the reading thread at once, even while another command runs.
+_AT_ONCE = {"cancel", "pause"}
 # Requests that are valid DAP but not offered by our capabilities.
 _UNSUPPORTED = {
     "attach": "attach is not supported: Neural Debug launches programs (use request 'launch')",
@@ -145,6 +156,13 @@ class DAPSession:
         self._top_globals: Container | None = None
         self._sent_terminated = False
         self._entry_stop: Stop | None = None
+        # Threads (see triage): commands run on the session's own thread, in order; the reading thread
+        # handles pause and cancel at once, through these.
+        self._runs_pending = 0  # run commands queued or running
+        self._runs_lock = threading.Lock()
+        self._inferences: dict[int, threading.Event] = {}  # running inferences (request seq) and their cancel
+        self._progress_requests: dict[str, int] = {}  # progressId -> the request it reports on
+        self._cancelled: set[int] = set()  # queued requests the client cancelled before they ran
 
     # ---- output ----------------------------------------------------------------------------------
     def _next_seq(self) -> int:
@@ -204,6 +222,37 @@ class DAPSession:
             except Exception:  # noqa: BLE001
                 log.exception("%s: could not even answer", self.name)
 
+    def triage(self, item: dict[str, Any] | FramingError) -> bool:
+        """Look at a message on the reading thread, before it is queued for `handle_raw` on the session's
+        own thread (dap_server.server.serve_stream). `cancel` and `pause` are handled here and now (True),
+        so that they reach the command that runs; a request that makes the program run clears any pause
+        meant for the run before it; disconnect and terminate stop what runs. Never raises."""
+        if not isinstance(item, dict) or item.get("type") != "request":
+            return False
+        command = item.get("command")
+        if command in _AT_ONCE:
+            self.handle_raw(item)
+            return True
+        if command in _RUN_COMMANDS:
+            with self._runs_lock:
+                self._runs_pending += 1
+            self.core.interrupt.clear()
+        elif command in ("disconnect", "terminate"):
+            self.stop_running()
+        return False
+
+    def handled(self, item: dict[str, Any] | FramingError) -> None:
+        """The session's thread has handled a message that `triage` queued."""
+        if isinstance(item, dict) and item.get("type") == "request" and item.get("command") in _RUN_COMMANDS:
+            with self._runs_lock:
+                self._runs_pending -= 1
+
+    def stop_running(self) -> None:
+        """Pause the run and cancel the inferences under way (thread-safe)."""
+        self.core.interrupt.set()
+        for cancel in list(self._inferences.values()):
+            cancel.set()
+
     def handle(self, request: dap.Request) -> None:
         command = request.command
         if command == "disconnect":
@@ -223,6 +272,10 @@ class DAPSession:
         handler = getattr(self, "_on_" + command, None)
         if handler is None:
             self.respond(request.seq, command, success=False, message=f"'{command}' is not supported")
+            return
+        if request.seq in self._cancelled:  # cancelled while it waited its turn
+            self._cancelled.discard(request.seq)
+            self.respond(request.seq, command, success=False, message="cancelled")
             return
         try:
             body = handler(request)
@@ -353,10 +406,28 @@ class DAPSession:
             self.event(dap.TerminatedEvent(seq=0, type="event", event="terminated"))
 
     def _on_cancel(self, request: dap.Request) -> Any:
-        return None  # requests are answered in order; there is never one to cancel
+        """Cancel a request by its seq or by the progressId of its progress report: an inference under
+        way stops within one forward pass; a request still queued is answered "cancelled" when its turn
+        comes. Other requests run too briefly to cancel (DAP lets an adapter ignore those)."""
+        args = getattr(request, "arguments", None)
+        seq = getattr(args, "requestId", None)
+        progress = getattr(args, "progressId", None)
+        if progress is not None:
+            seq = self._progress_requests.get(progress, seq)
+        if isinstance(seq, int):
+            running = self._inferences.get(seq)
+            if running is not None:
+                running.set()
+            else:
+                self._cancelled.add(seq)
+        return None
 
     def _on_pause(self, request: dap.PauseRequest) -> Any:
-        return None  # commands run to completion before the next request is read: already paused
+        """Stop the command under way at the next state it reaches (reason pause); when none runs the
+        program is already paused."""
+        if self._runs_pending > 0:
+            self.core.interrupt.set()
+        return None
 
     # ---- stopping -------------------------------------------------------------------------------
     def _report(self, stop: Stop, outputs_sent: bool = False) -> None:
@@ -613,21 +684,36 @@ class DAPSession:
         args = request.arguments
         asked = infer_request(args.expression) if args.context == "repl" else None
         if asked is not None:
-            return self._infer(*asked)
+            return self._infer(request.seq, *asked)
         if args.frameId is not None:
             self._frame(args.frameId)  # an unknown frame id is an error of its own
         value = self.core.evaluate(args.expression, args.frameId)
         ref = self.store.add_value(value, args.expression, memo=(-1, args.expression))
         return dap.EvaluateResponseBody(result=show(value), type=type_name(value) or None, variablesReference=ref)
 
-    def _infer(self, function: str, value: str) -> dap.EvaluateResponseBody:
+    def _infer(self, seq: int, function: str, value: str) -> dap.EvaluateResponseBody:
         """The Debug Console's `infer FUNCTION VALUE`: the checked proposals go to the console as output,
-        the pick is the result. The paused state stays as it is."""
+        the pick is the result. The paused state stays as it is. A client that reports progress gets a
+        cancellable progress report (one update per checked proposal); `cancel` stops it."""
         seconds = self.launch_args.inferSeconds if self.launch_args else INFER_SECONDS
         self.output(f"Inferring the arguments of {function} (up to {seconds:g} s)...\n")
-        result = self.core.infer(function, value, seconds)
+        cancel = self._inferences[seq] = threading.Event()
+        progress = InferenceProgress(self, seq, function, seconds) if self._reports_progress() else None
+        try:
+            result = self.core.infer(function, value, seconds, cancel=cancel,
+                                     on_checked=progress.checked if progress else None)
+        except CommandCancelled:
+            self.output("Inference cancelled.\n")
+            raise
+        finally:
+            del self._inferences[seq]
+            if progress is not None:
+                progress.end()
         self.output("".join(f"  {line}\n" for line in inference_lines(result)))
         return dap.EvaluateResponseBody(result=inference_verdict(result), variablesReference=0)
+
+    def _reports_progress(self) -> bool:
+        return bool(self._client is not None and self._client.supportsProgressReporting)
 
     def _on_setVariable(self, request: dap.SetVariableRequest) -> Any:
         self._require_stopped()
@@ -671,6 +757,44 @@ class DAPSession:
         if self.core.program is None:
             raise RequestFailed("no program is loaded")
         return dap.SourceResponseBody(content=self.core.program.source, mimeType="text/x-python")
+
+
+class InferenceProgress:
+    """An inference's progress report in the client (progressStart, one progressUpdate per checked
+    proposal, progressEnd), cancellable: VS Code shows it with a Cancel button, which sends `cancel`
+    with its progressId."""
+
+    def __init__(self, session: DAPSession, seq: int, function: str, seconds: float) -> None:
+        self.session, self.seconds = session, seconds
+        self.id = f"infer-{seq}"
+        self.began = time.monotonic()
+        self.count = 0
+        self.confirmed = 0
+        session._progress_requests[self.id] = seq
+        session.event(dap.ProgressStartEvent(
+            seq=0, type="event", event="progressStart",
+            body=dap.ProgressStartEventBody(progressId=self.id, title=f"Inferring the arguments of {function}",
+                                            requestId=seq, cancellable=True, percentage=0,
+                                            message=f"proposing (up to {seconds:g} s)"),
+        ))
+
+    def checked(self, proposal: Proposal) -> None:
+        self.count += 1
+        self.confirmed += proposal.confirmed
+        elapsed = time.monotonic() - self.began
+        message = f"{self.count} checked" + (", a predicted run confirms one" if self.confirmed else "")
+        self.session.event(dap.ProgressUpdateEvent(
+            seq=0, type="event", event="progressUpdate",
+            body=dap.ProgressUpdateEventBody(progressId=self.id, message=message,
+                                             percentage=min(99.0, 100 * elapsed / max(self.seconds, 1e-9))),
+        ))
+
+    def end(self) -> None:
+        self.session._progress_requests.pop(self.id, None)
+        self.session.event(dap.ProgressEndEvent(
+            seq=0, type="event", event="progressEnd",
+            body=dap.ProgressEndEventBody(progressId=self.id, message=f"{self.count} checked"),
+        ))
 
 
 class _NoResponse:

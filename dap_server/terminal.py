@@ -2,18 +2,31 @@
 
 Commands follow pdb (s, n, r, c, b, cl, l, ll, p, pp, w, a, q, ...) and add back-stepping: `back`
 (inverse step over) and `rc` (reverse continue). Works with stdin from a pipe: commands are read line by
-line, and the end of input quits.
+line, and the end of input quits. As in pdb, Ctrl-C while a command runs pauses the program where it got
+to (a long predicted `c`, say) and cancels an inference; a second Ctrl-C interrupts as Python does.
 """
 
 from __future__ import annotations
 
 import cmd
+import contextlib
 import pprint
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from dap_server.core import INFER_SECONDS, CoreError, DebugCore, EngineFactory, Stop, exception_parts
+from dap_server.core import (
+    INFER_SECONDS,
+    CommandCancelled,
+    CoreError,
+    DebugCore,
+    EngineFactory,
+    Stop,
+    exception_parts,
+)
 from model_backend import safe_ast
 from model_backend.state import State
 
@@ -37,6 +50,7 @@ class TerminalDebugger(cmd.Cmd):
         self.displays: dict[str, str] = {}  # `display` expressions -> what was last shown for them
         self.quitting = False
         self.infer_seconds = INFER_SECONDS
+        self._cancel = threading.Event()  # Ctrl-C during an inference
         try:
             self.echo = not stdin.isatty()
         except (AttributeError, ValueError):
@@ -128,13 +142,37 @@ class TerminalDebugger(cmd.Cmd):
 
     def onecmd(self, line: str) -> bool:
         try:
-            return bool(super().onecmd(line))
+            with self._ctrl_c_pauses():
+                return bool(super().onecmd(line))
         except CoreError as exc:
             self.error(str(exc))
             return False
         except Exception as exc:  # noqa: BLE001 - the debugger must survive anything typed at it
             self.error(f"internal error: {type(exc).__name__}: {exc}")
             return False
+
+    @contextlib.contextmanager
+    def _ctrl_c_pauses(self) -> Iterator[None]:
+        """While a command runs, the first Ctrl-C pauses it at the next state the engine reaches and
+        cancels an inference; the second raises KeyboardInterrupt. Python lets only the main thread
+        handle signals: elsewhere (tests driving the debugger from a thread) Ctrl-C is left as it is."""
+        self.core.interrupt.clear()
+        self._cancel.clear()
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def pause(signum: int, frame: Any) -> None:
+            if self.core.interrupt.is_set():
+                raise KeyboardInterrupt
+            self.core.interrupt.set()
+            self._cancel.set()
+
+        previous = signal.signal(signal.SIGINT, pause)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
 
     def precmd(self, line: str) -> str:
         if line == "EOF":
@@ -613,8 +651,12 @@ class TerminalDebugger(cmd.Cmd):
         if asked is None:
             self.error("Usage: infer FUNCTION VALUE, e.g. infer longest 'debugger'")
             return False
-        self.say(f"Inferring the arguments of {asked[0]} (up to {self.infer_seconds:g} s)...")
-        result = self.core.infer(*asked, seconds=self.infer_seconds)
+        self.say(f"Inferring the arguments of {asked[0]} (up to {self.infer_seconds:g} s; Ctrl-C cancels)...")
+        try:
+            result = self.core.infer(*asked, seconds=self.infer_seconds, cancel=self._cancel)
+        except CommandCancelled:
+            self.say("Inference cancelled.")
+            return False
         for line in inference_lines(result):
             self.say(f"  {line}")
         self.say(inference_verdict(result))

@@ -255,6 +255,7 @@ class Session:
         resp = self.client.request("initialize", {
             "clientID": "ndb-tests", "adapterID": "neural-debug", "linesStartAt1": True, "columnsStartAt1": True,
             "pathFormat": "path", "supportsVariableType": True, "supportsVariablePaging": True,
+            "supportsProgressReporting": True,  # as VS Code does
         })
         self.capabilities = resp["body"]
         return self.capabilities

@@ -320,9 +320,17 @@ def test_the_debug_console_infers_arguments(tiny: LoadedModel, tmp_path: Path) -
                       followSteps=2, inferSeconds=5):
             pass
         stop = s.wait_for_stop("entry")
-        body = s.client.request("evaluate", {"expression": "infer f 6", "frameId": 1, "context": "repl"},
-                                timeout=120)["body"]
+        mark = s.client.mark()
+        answer = s.client.request("evaluate", {"expression": "infer f 6", "frameId": 1, "context": "repl"},
+                                  timeout=120)
+        body = answer["body"]
         assert body["variablesReference"] == 0
+        # A progress report (the client says it shows them): started, one update per checked proposal, ended.
+        progress = [m for m in s.client.received()[mark:] if m.get("event", "").startswith("progress")]
+        assert [m["event"] for m in progress[:1] + progress[-1:]] == ["progressStart", "progressEnd"]
+        assert progress[0]["body"]["requestId"] == answer["request_seq"]
+        assert {m["body"]["progressId"] for m in progress} == {progress[0]["body"]["progressId"]}
+        assert all(m["event"] == "progressUpdate" for m in progress[1:-1])
         assert body["result"].startswith("f(") or body["result"] == "The model proposed no argument list."
         assert "Inferring the arguments of f (up to 5 s)..." in s.output("console")
         assert s.client.request("stackTrace", {"threadId": 1})["body"]["stackFrames"][0]["line"] == stop.line

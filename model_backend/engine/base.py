@@ -7,6 +7,7 @@ for a bad prediction: they return a State whose `error` says what went wrong.
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Generator
 from dataclasses import dataclass, field
@@ -35,6 +36,10 @@ T = TypeVar("T")
 
 class EngineError(RuntimeError):
     """A request the engine cannot serve (not started, program failed to load, worker gone, ...)."""
+
+
+class Cancelled(EngineError):
+    """A long operation stopped because its caller asked it to (e.g. the user cancelled an inference)."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,13 @@ class Engine(ABC):
         """
 
     _state: State | None = None  # the current state, set by start/step
+    # Set by the debugger (a pause while a command runs): an action that runs through many events stops
+    # at the next state it reaches, which becomes the current state. Never cleared by the engine.
+    interrupt: threading.Event | None = None
+
+    @property
+    def interrupted(self) -> bool:
+        return self.interrupt is not None and self.interrupt.is_set()
 
     @property
     def state(self) -> State:
@@ -201,6 +213,8 @@ class StepwiseEngine(Engine):
                 return state  # the failed state says where the prediction broke off
             printed.append(state.stdout)
             if reached_stop(action.kind, start, state, lines) or step.kind in ("continue", "breakpoint"):
+                break
+            if self.interrupted:  # a pause: the state reached is where the program is now
                 break
         if len(printed) > 1 and any(printed):  # what the calls printed on the way, as one step shows it
             state = state.model_copy(update={"stdout": "".join(printed)})

@@ -30,15 +30,16 @@ import difflib
 import heapq
 import itertools
 import random
+import threading
 import time
 from collections import Counter
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 from pydantic import BaseModel
 
 from model_backend import safe_ast
-from model_backend.engine.base import Engine, EngineError, StepwiseEngine
+from model_backend.engine.base import Cancelled, Engine, EngineError, StepwiseEngine
 from model_backend.program import Program
 from model_backend.sampler import hidden_entry
 from model_backend.state import Action, StackFrame, State
@@ -203,8 +204,9 @@ class _OneAtATime:
     """Forward runs on engines that cannot share forward passes (e.g. the oracle): `finished` runs the
     first one added. The same interface as neural.Together, over (engine, program) pairs."""
 
-    def __init__(self, deadline: float | None) -> None:
+    def __init__(self, deadline: float | None, cancel: threading.Event | None = None) -> None:
         self.deadline = deadline
+        self.cancel = cancel
         self._jobs: dict[Any, tuple[Engine, Program]] = {}
 
     def __len__(self) -> int:
@@ -218,6 +220,8 @@ class _OneAtATime:
             return []
         key = next(iter(self._jobs))
         engine, program = self._jobs.pop(key)
+        if self.cancel is not None and self.cancel.is_set():
+            return [(key, Cancelled("the prediction was cancelled"))]
         if self.deadline is not None and time.monotonic() > self.deadline:
             return [(key, EngineError("the prediction ran past its time limit"))]
         try:
@@ -239,13 +243,14 @@ class _Checker:
     finished ones with what each returned."""
 
     def __init__(self, engine_factory: Any, source: str, function: str, returned: str,
-                 deadline: float | None) -> None:
+                 deadline: float | None, cancel: threading.Event | None = None,
+                 on_checked: Callable[[Proposal], None] | None = None) -> None:
         from model_backend.engine.neural import NeuralEngine, Together
 
         self.factory, self.source, self.function, self.returned = engine_factory, source, function, returned
-        self.deadline = deadline
-        self.together: Any = Together(deadline)
-        self.one_at_a_time = _OneAtATime(deadline)
+        self.deadline, self.cancel, self.on_checked = deadline, cancel, on_checked
+        self.together: Any = Together(deadline, cancel)
+        self.one_at_a_time = _OneAtATime(deadline, cancel)
         self.engines: dict[int, Any] = {}
         self.proposals: dict[int, Proposal] = {}
         self._neural_type = NeuralEngine
@@ -254,7 +259,11 @@ class _Checker:
         return len(self.proposals)
 
     def expired(self) -> bool:
-        return self.deadline is not None and time.monotonic() > self.deadline
+        """Past the deadline, or cancelled: start no more runs."""
+        return self.cancelled() or (self.deadline is not None and time.monotonic() > self.deadline)
+
+    def cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
 
     def start(self, key: int, proposal: Proposal) -> None:
         program = Program(source=self.source, path="<infer>", entry=f"{self.function}({proposal.arguments})")
@@ -273,6 +282,8 @@ class _Checker:
             proposal = self.proposals.pop(key)
             self.engines.pop(key).close()
             _record(proposal, end, self.function, self.returned)
+            if self.on_checked is not None and not isinstance(end, Cancelled):
+                self.on_checked(proposal)
             out.append((key, proposal))
         return out
 
@@ -316,21 +327,27 @@ def check(engine_factory: Any, source: str, function: str, returned: str, propos
 def infer_arguments(engine: Engine, source: str, function: str, returned: str,
                     samples: int = DEFAULT_SAMPLES, checks: int = DEFAULT_CHECKS, edits: int = DEFAULT_EDITS,
                     width: int = DEFAULT_WIDTH, engine_factory: Any = None, seed: int = 0,
-                    deadline: float | None = None) -> Inference:
+                    deadline: float | None = None, cancel: threading.Event | None = None,
+                    on_checked: Callable[[Proposal], None] | None = None) -> Inference:
     """The arguments of `function` that make it return `returned`, as the model infers them.
 
     `engine` proposes; the checks run on sessions from `engine_factory` (default: new sessions of the
     same model), `width` at a time. With `checks=0` the pick is the greedy inverse jump, unchecked.
-    Once time.monotonic() passes `deadline`, the forward runs under way are abandoned."""
+    Once time.monotonic() passes `deadline`, the forward runs under way are abandoned. Setting `cancel`
+    (from another thread) stops it within one forward pass with Cancelled. `on_checked` is called with
+    each proposal whose forward run ends (for progress reports)."""
     try:
         wanted = safe_ast.literal_eval(returned)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         raise EngineError(f"the return value must be a Python literal: {returned!r}") from None
     proposals = propose(engine, source, function, returned, samples)
-    if checks > 0 and proposals:
-        checker = _Checker(engine_factory or new_sessions(engine), source, function, returned, deadline)
+    if checks > 0 and proposals and not (cancel is not None and cancel.is_set()):
+        checker = _Checker(engine_factory or new_sessions(engine), source, function, returned, deadline,
+                           cancel, on_checked)
         proposals += _search(checker, proposals[:checks], returned, wanted, edits, max(1, width),
                              random.Random(seed))
+    if cancel is not None and cancel.is_set():
+        raise Cancelled("the inference was cancelled")
     pick = next((p for p in proposals if p.confirmed), proposals[0] if proposals else None)
     return Inference(function=function, returned=returned, arguments=pick.arguments if pick else None,
                      confirmed=bool(pick and pick.confirmed), proposals=proposals)

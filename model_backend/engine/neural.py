@@ -30,7 +30,7 @@ from transformers import AutoTokenizer, DynamicCache, LlamaForCausalLM, PreTrain
 from transformers.utils import logging as hf_logging
 
 from model_backend import trace_format as fmt
-from model_backend.engine.base import Engine, EngineError, StepwiseEngine, context_frame
+from model_backend.engine.base import Cancelled, Engine, EngineError, StepwiseEngine, context_frame
 from model_backend.engine.constraint import FrameConstraint, ProgramFacts
 from model_backend.engine.decoding import (
     FrameDecoder,
@@ -385,10 +385,12 @@ class Together(Generic[K, T]):
     costs about the same for one session as for several, as reading the weights dominates). Operations
     join while others run, so a search can keep the pass full: `add` one, `finished` runs rounds until
     some are done. An operation that raises EngineError gets the error as its result. Once
-    time.monotonic() passes `deadline`, the unfinished ones are abandoned with an EngineError."""
+    time.monotonic() passes `deadline`, the unfinished ones are abandoned with an EngineError; once
+    `cancel` is set, with Cancelled (checked before each round: one token's forward pass)."""
 
-    def __init__(self, deadline: float | None = None) -> None:
+    def __init__(self, deadline: float | None = None, cancel: threading.Event | None = None) -> None:
         self.deadline = deadline
+        self.cancel = cancel
         self._jobs: dict[K, tuple[NeuralEngine, Feed[T]]] = {}
         self._pending: dict[K, list[int]] = {}  # the ids each unfinished operation feeds next
         self._done: list[tuple[K, T | EngineError]] = []
@@ -419,9 +421,14 @@ class Together(Generic[K, T]):
 
             with self._loaded.lock, torch.inference_mode():
                 while self._pending and not self._done:
-                    if self.deadline is not None and time.monotonic() > self.deadline:
+                    stop: EngineError | None = None
+                    if self.cancel is not None and self.cancel.is_set():
+                        stop = Cancelled("the prediction was cancelled")
+                    elif self.deadline is not None and time.monotonic() > self.deadline:
+                        stop = EngineError("the prediction ran past its time limit")
+                    if stop is not None:
                         for key in list(self._pending):
-                            self._close(key, EngineError("the prediction ran past its time limit"))
+                            self._close(key, stop)
                         break
                     order = list(self._pending)  # an operation yields only after its session has a cache
                     logits = ragged_forward(self._loaded.model, [(self._jobs[k][0].cache, self._pending[k]) for k in order])

@@ -22,6 +22,8 @@ const EXTENSION_ROOT = path.resolve(__dirname, '..', '..');
 const REPO_ROOT = path.resolve(EXTENSION_ROOT, '..');
 const PYTHON = process.env.NEURAL_DEBUG_PYTHON || path.join(REPO_ROOT, '.venv', 'bin', 'python');
 const SAMPLE = path.join(EXTENSION_ROOT, 'test', 'fixtures', 'sample.py');
+const SPIN = path.join(EXTENSION_ROOT, 'test', 'fixtures', 'spin.py'); // a loop the model walks for minutes
+const LINE_SPIN_BODY = 4; // i += 1
 const DEBUG_TYPE = 'neural-debug';
 
 // Lines of test/fixtures/sample.py
@@ -245,6 +247,49 @@ describe('Python adapter through DebugClient (oracle engine)', function () {
     for (const v of Object.values(vars)) {
       assert.match(v.type ?? '', /p=\d\.\d\d/, `variable ${v.name} shows its confidence in its type`);
     }
+  });
+
+  it('the neural engine: Pause stops a long predicted continue; an inference shows cancellable progress', async function () {
+    this.timeout(300000);
+    // As VS Code does: it shows progress reports, with a Cancel button that sends `cancel` with the progressId.
+    await dc.initializeRequest({ adapterID: DEBUG_TYPE, linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path', supportsProgressReporting: true });
+    const initialized = dc.waitForEvent('initialized', 240000);
+    initialized.catch(() => undefined);
+    const launched = dc.launchRequest({ program: SPIN, engine: 'neural', entry: 'spin(1000)', stopOnEntry: true, followSteps: 5000, model: process.env.NEURAL_DEBUG_MODEL || undefined } as DebugProtocol.LaunchRequestArguments);
+    launched.catch(() => undefined);
+    const first = await Promise.race([initialized.then(() => undefined), launched.then(() => undefined, (err: Error) => err)]);
+    if (first instanceof Error) {
+      console.log(`      (neural engine unavailable: ${first.message.split('\n')[0]})`);
+      this.skip();
+    }
+    // A breakpoint whose condition never holds: continue walks the loop one predicted step at a time.
+    await dc.setBreakpointsRequest({ source: { path: SPIN }, breakpoints: [{ line: LINE_SPIN_BODY, condition: 'i < 0' }] });
+    const entry = dc.waitForEvent('stopped', 240000);
+    await dc.configurationDoneRequest();
+    await launched;
+    await entry;
+    await dc.continueRequest({ threadId: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const paused = dc.waitForEvent('stopped', 60000);
+    await dc.pauseRequest({ threadId: 1 });
+    const event = (await paused) as DebugProtocol.StoppedEvent;
+    assert.equal(event.body.reason, 'pause');
+    const stack = await dc.stackTraceRequest({ threadId: 1 });
+    assert.equal(stack.body.stackFrames[0].name, 'spin');
+    assert.ok('i' in (await locals(dc)), 'the loop variable is shown where the run was paused');
+
+    const started = dc.waitForEvent('progressStart', 60000);
+    const inferring = dc.evaluateRequest({ expression: 'infer spin 5', context: 'repl', frameId: stack.body.stackFrames[0].id });
+    inferring.catch(() => undefined);
+    const start = (await started) as DebugProtocol.ProgressStartEvent;
+    assert.equal(start.body.cancellable, true);
+    assert.equal(start.body.title, 'Inferring the arguments of spin');
+    const ended = dc.waitForEvent('progressEnd', 60000);
+    await dc.customRequest('cancel', { progressId: start.body.progressId });
+    await assert.rejects(inferring, /cancelled/);
+    await ended;
+    const again = await dc.stackTraceRequest({ threadId: 1 });
+    assert.equal(again.body.stackFrames[0].line, stack.body.stackFrames[0].line, 'the paused state is kept');
   });
 });
 

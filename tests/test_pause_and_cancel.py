@@ -1,0 +1,142 @@
+"""Stopping what runs: DAP `pause` during a long predicted continue, DAP `cancel` of an inference (by its
+progress report or its request), Ctrl-C in `ndb debug`, and the engine's interrupt under them.
+
+The adapter reads requests while a command runs (dap_server/server.py), so these reach the command.
+The long runs use the shipped model on a loop it cannot finish soon: a conditional breakpoint that never
+fires makes `continue` walk the loop one predicted step at a time, as it would for a user.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from model_backend.engine.neural import LoadedModel, NeuralEngine
+from model_backend.program import Program
+from model_backend.state import Action
+from tests.dap_client import REPO, stdio_session
+
+SPIN = "def spin(limit):\n    i = 0\n    while i < limit:\n        i += 1\n    return i\n\n\nspin(1000)\n"
+LOOP_HEADER, LOOP_BODY = 3, 4
+
+
+@pytest.fixture()
+def spin(tmp_path: Path) -> Path:
+    path = tmp_path / "spin.py"
+    path.write_text(SPIN)
+    return path
+
+
+@pytest.fixture(scope="module")
+def shipped() -> LoadedModel:
+    return LoadedModel.load(None)
+
+
+def test_an_interrupt_stops_a_followed_action_at_the_next_state(shipped: LoadedModel) -> None:
+    program = Program(source=SPIN, path="<spin>", entry="spin(1000)")
+    free = NeuralEngine(shipped)
+    free.follow(6)
+    free.start(program)
+    free.step(Action(kind="continue"))
+    assert free.followed_steps == 6  # the loop goes on: the whole budget of single steps is taken
+    interrupted = NeuralEngine(shipped)
+    interrupted.follow(6)
+    interrupted.interrupt = threading.Event()
+    interrupted.start(program)
+    interrupted.interrupt.set()
+    state = interrupted.step(Action(kind="continue"))
+    assert interrupted.followed_steps == 1 and state == interrupted.state and state.function == "spin"
+
+
+def test_a_pause_stops_a_long_predicted_continue_where_it_got_to(spin: Path) -> None:
+    with stdio_session() as s:
+        with s.launch(spin, engine="neural", entry="spin(1000)", stopOnEntry=True, followSteps=5000):
+            s.set_breakpoints([{"line": LOOP_BODY, "condition": "i < 0"}])  # never fires
+        s.wait_for_stop("entry")
+        s.command("continue")  # answered before it runs; the run itself takes many minutes
+        time.sleep(2)
+        assert not any(m.get("event") in ("stopped", "exited") for m in s.client.received()[s._stop_mark:])
+        began = time.monotonic()
+        s.client.request("pause", {"threadId": 1}, timeout=5)  # answered at once, while the run goes on
+        stop = s.wait_for_stop("pause", timeout=30)
+        assert time.monotonic() - began < 30
+        assert stop.frames[0]["name"] == "spin" and stop.line in (LOOP_HEADER, LOOP_BODY)
+        assert "i" in s.get_variables() and "Paused." in s.output("console")
+        after = s.step("next")  # the session goes on from there, and a pause is not left pending
+        assert after.body["reason"] == "step" and after.frames[0]["name"] == "spin"
+
+
+def test_a_pause_while_paused_changes_nothing(tmp_path: Path) -> None:
+    program = tmp_path / "count.py"
+    program.write_text("total = 0\nfor i in range(50):\n    total += i\nprint(total)\n")
+    with stdio_session() as s:
+        with s.launch(program, stopOnEntry=True):
+            s.set_breakpoints([4])
+        s.wait_for_stop("entry")
+        s.client.request("pause", {"threadId": 1})
+        stop = s.step("continue", "breakpoint")  # not cut short by the earlier pause
+        assert stop.line == 4 and s.get_variables()["total"] == "1225"
+
+
+def test_an_inference_is_cancelled_from_its_progress_report(spin: Path) -> None:
+    with stdio_session() as s:
+        with s.launch(spin, engine="neural", entry="spin(3)", stopOnEntry=True, inferSeconds=600):
+            pass
+        s.wait_for_stop("entry")
+        mark = s.client.mark()
+        inferring = s.client.send("evaluate", {"expression": "infer spin 5", "frameId": 1, "context": "repl"})
+        start = s.client.event("progressStart", since=mark, timeout=30)["body"]
+        assert start["requestId"] == inferring and start["cancellable"] is True
+        assert start["title"] == "Inferring the arguments of spin"
+        queued = s.client.send("evaluate", {"expression": "i", "frameId": 1, "context": "watch"})
+        s.client.request("cancel", {"requestId": queued}, timeout=5)  # waits its turn: cancelled when it comes
+        s.client.request("cancel", {"progressId": start["progressId"]}, timeout=5)
+        answer = s.client.response(inferring, timeout=60)
+        assert answer["success"] is False and answer["message"] == "cancelled"
+        assert s.client.response(queued, timeout=10)["message"] == "cancelled"
+        end = s.client.event("progressEnd", since=mark, timeout=10)["body"]
+        assert end["progressId"] == start["progressId"]
+        assert "Inference cancelled." in s.output("console")
+        assert s.client.request("stackTrace", {"threadId": 1})["body"]["stackFrames"][0]["name"] == "spin"
+        assert s.evaluate("limit")["body"]["result"] == "3"  # the paused state is as it was
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
+def test_ctrl_c_pauses_a_long_continue_in_the_terminal_debugger(spin: Path) -> None:
+    ndb = Path(sys.executable).with_name("ndb")
+    command = [str(ndb)] if ndb.exists() else [sys.executable, "-m", "dap_server"]
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([*command, "debug", str(spin), "--entry", "spin(1000)", "--follow-steps", "5000"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            cwd=str(REPO), env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+    seen: list[str] = []
+    reader = threading.Thread(target=lambda: seen.extend(iter(proc.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    try:
+        proc.stdin.write(f"b {LOOP_BODY}, i < 0\nc\n")
+        proc.stdin.flush()
+        deadline = time.monotonic() + 120
+        while not any(line.endswith("c\n") and "(ndb)" in line for line in seen):  # the `c` has begun
+            assert time.monotonic() < deadline and proc.poll() is None, "".join(seen)
+            time.sleep(0.2)
+        time.sleep(2)
+        proc.send_signal(signal.SIGINT)
+        proc.stdin.write("p i\nq\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    reader.join(timeout=10)
+    text = "".join(seen)
+    assert "Paused." in text and "Traceback" not in text, text
+    after = text.split("Paused.", 1)[1]
+    assert "p i" in after and "spin()" in after, text
