@@ -15,7 +15,13 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from model_backend.engine.base import EngineError
-from model_backend.engine.infer import DEFAULT_CHECKS, DEFAULT_EDITS, DEFAULT_SAMPLES, DEFAULT_WIDTH
+from model_backend.engine.infer import (
+    DEFAULT_CHECKS,
+    DEFAULT_EDITS,
+    DEFAULT_SAMPLES,
+    DEFAULT_WALKS,
+    DEFAULT_WIDTH,
+)
 from model_backend.program import Program, ProgramError
 from model_backend.sandbox import MAX_EVENTS_CEILING, Limits
 from model_backend.state import Action
@@ -134,6 +140,7 @@ def register(app: typer.Typer) -> None:
         checks: Annotated[int, typer.Option("--checks", min=0, max=64, help="Proposals the model runs forward to confirm them (0: the greedy proposal, unchecked).")] = DEFAULT_CHECKS,
         edits: Annotated[int, typer.Option("--edits", min=0, max=1024, help="Edited argument lists checked at most while none is confirmed (those of the closest runs first).")] = DEFAULT_EDITS,
         width: Annotated[int, typer.Option("--width", min=1, max=64, help="Forward runs side by side.")] = DEFAULT_WIDTH,
+        walks: Annotated[int, typer.Option("--walks", min=0, max=1, help="1: also propose the arguments an inverse walk (inv_step_over from the return to the call) reaches.")] = DEFAULT_WALKS,
         seconds: Annotated[float, typer.Option("--seconds", min=0, help="Time limit: forward runs still going then are abandoned (0: none).")] = 120.0,
         model: Annotated[str | None, typer.Option("--model", help="Checkpoint directory (default: the shipped model).")] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print the inference as one JSON object.")] = False,
@@ -148,7 +155,7 @@ def register(app: typer.Typer) -> None:
             engine = create_neural_engine(model)
             deadline = time.monotonic() + seconds if seconds else None
             result = infer_arguments(engine, prog.source, function, returns, samples, checks, edits, width,
-                                     deadline=deadline)
+                                     deadline=deadline, walks=walks)
         except EngineError as exc:
             fail(str(exc))
         if json_out:
@@ -168,7 +175,8 @@ def _print_inference(result: Any) -> None:
     for rank, p in enumerate(result.proposals, 1):
         checked = p.predicted_return is not None or p.problem is not None
         predicted = p.predicted_return if p.predicted_return is not None else p.problem or "not checked"
-        origin = " (greedy)" if p.greedy else f" (edit of #{ranks[p.edit_of]})" if p.edit_of in ranks else ""
+        origin = (" (greedy)" if p.greedy else " (walk)" if p.walked
+                  else f" (edit of #{ranks[p.edit_of]})" if p.edit_of in ranks else "")
         table.add_row(str(rank), p.arguments + origin, str(p.votes), predicted,
                       "yes" if p.confirmed else "no" if checked else "")
     console = Console()

@@ -24,11 +24,14 @@ from model_backend.engine.infer import (
     closeness,
     edits,
     infer_arguments,
+    known_return,
     literal_arguments,
+    propose,
     return_lines,
     same_value,
     signature,
     value_edits,
+    walk_back,
 )
 from model_backend.engine.neural import LoadedModel, NeuralEngine, Together, run_together
 from model_backend.engine.oracle import OracleEngine
@@ -93,6 +96,21 @@ def test_the_oracle_confirms_exactly_the_arguments_that_return_the_value() -> No
     assert [p.confirmed for p in proposals] == [True, False, False, False, True]
     assert [p.predicted_return for p in proposals] == ["6", "8", "'abab'", None, "6.0"]
     assert proposals[3].problem  # f(1, 2) is a TypeError: no return value, and a reason
+
+
+def test_an_inverse_walk_ends_at_the_call_with_its_arguments(tiny: LoadedModel) -> None:
+    """walk_back steps back (inv_step_over) from the return to the call at depth 0. On the oracle, whose
+    steps back are the real trace, that is the real call, through a loop and a helper's calls."""
+    code = "def g(v):\n    return v + 1\n\ndef f(xs, k):\n    out = []\n    for x in xs:\n        out.append(g(x) * k)\n    return out\n"
+    program = Program(source=code, path="<t>", entry="f([1, 2, 3], 2)")
+    known = known_return(program, "f", "[4, 6, 8]")
+    assert walk_back(OracleEngine(), program, known, "f", signature(code, "f")) == "[1, 2, 3], 2"
+    assert walk_back(OracleEngine(), program, known, "f", signature(code, "f"), stop=lambda: True) is None
+    # On a model the walk is predicted; the proposal, when there is one, comes right after the greedy jump.
+    proposals = propose(NeuralEngine(tiny), DOUBLE, "f", "6", samples=2, walks=1)
+    walked = [rank for rank, p in enumerate(proposals) if p.walked]
+    assert walked in ([], [0], [1]) and (walked != [1] or proposals[0].greedy)
+    assert not any(p.walked for p in propose(NeuralEngine(tiny), DOUBLE, "f", "6", samples=2, walks=0))
 
 
 def test_checks_run_side_by_side_as_they_run_alone(tiny: LoadedModel) -> None:

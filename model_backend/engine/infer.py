@@ -4,9 +4,11 @@ The model's inverse jump from a return to its call (inv_step_call) is its weakes
 arguments are a guess that no rule can compute. Its forward steps are its strongest: single steps that
 the grammar checks and, over builtins, computes. So inference is generate and test:
 
-1. Propose: from the known return state, the greedy inverse jump, then `samples` sampled ones. Distinct
-   argument lists of literals, written as repr writes them, the greedy one first, then by how many
-   draws proposed them.
+1. Propose: from the known return state, the greedy inverse jump, then `samples` sampled ones; with
+   `walks`, also the call state that an inverse walk reaches (inv_step_over from the return, one predicted
+   step back at a time: each step is a short inverse prediction, where the jump is one long one).
+   Distinct argument lists of literals, written as repr writes them, the greedy jump first, then the
+   walk's, then by how many draws proposed them.
 2. Check: run each of the first `checks` proposals forward, from the call `f(<arguments>)` to its return
    with a followed step_return (engine/follow.py). A proposal is confirmed when the predicted return
    value equals the known one (compared as Python literals).
@@ -48,6 +50,8 @@ DEFAULT_SAMPLES = 8  # sampled inverse jumps besides the greedy one
 DEFAULT_CHECKS = 8  # proposals run forward
 DEFAULT_EDITS = 24  # edited argument lists checked at most, while nothing is confirmed
 DEFAULT_WIDTH = 8  # forward runs side by side
+DEFAULT_WALKS = 0  # inverse walks proposing arguments (0 or 1)
+MAX_WALK_STEPS = 64  # predicted steps back an inverse walk takes at most to reach the call
 
 
 class Proposal(BaseModel):
@@ -56,6 +60,7 @@ class Proposal(BaseModel):
     arguments: str  # as written in a call: "'abc', [1, 2]"
     votes: int  # draws (greedy and sampled) that proposed it
     greedy: bool = False
+    walked: bool = False  # an inverse walk proposed it
     edit_of: str | None = None  # the argument list this one was edited from (None: the model proposed it)
     predicted_return: str | None = None  # the forward run's return value (None: not checked, or no return)
     confirmed: bool = False
@@ -172,8 +177,10 @@ def known_return(program: Program, function: str, returned: str) -> State:
     )
 
 
-def propose(engine: Engine, source: str, function: str, returned: str, samples: int) -> list[Proposal]:
-    """Distinct argument lists from the greedy inverse jump and `samples` sampled ones, ranked."""
+def propose(engine: Engine, source: str, function: str, returned: str, samples: int, walks: int = 0,
+            stop: Callable[[], bool] | None = None) -> list[Proposal]:
+    """Distinct argument lists from the greedy inverse jump, `samples` sampled ones and `walks` (0 or 1)
+    inverse walks, ranked. `stop()` true ends a walk early (a deadline, a cancel)."""
     program = Program(source=source, path="<infer>", entry=hidden_entry(f"{function}()"))
     known = known_return(program, function, returned)
     params = signature(source, function)
@@ -187,11 +194,31 @@ def propose(engine: Engine, source: str, function: str, returned: str, samples: 
             raise EngineError(f"the {engine.name} engine cannot sample predictions: ask for 0 samples")
         engine.start(program, at="exit", known_exit=known)
         drawn = [a for s in sample(jump, samples) if (a := _arguments(s, function, params)) is not None]
+    walked = walk_back(engine, program, known, function, params, stop) if walks > 0 else None
     votes = Counter(drawn)
-    if greedy is not None:
-        votes[greedy] += 1
-    ranked = sorted(votes, key=lambda a: (a != greedy, -votes[a]))  # stable: ties keep the order drawn
-    return [Proposal(arguments=a, votes=votes[a], greedy=a == greedy) for a in ranked]
+    for proposed in (greedy, walked):
+        if proposed is not None:
+            votes[proposed] += 1
+    # stable: ties keep the order drawn
+    ranked = sorted(votes, key=lambda a: (a != greedy, a != walked, -votes[a]))
+    return [Proposal(arguments=a, votes=votes[a], greedy=a == greedy, walked=a == walked) for a in ranked]
+
+
+def walk_back(engine: Engine, program: Program, known: State, function: str, params: ast.arguments,
+              stop: Callable[[], bool] | None = None) -> str | None:
+    """The argument list of the call state an inverse walk reaches: from the known return, inv_step_over
+    until `function`'s call at depth 0, at most MAX_WALK_STEPS predictions. None when the walk fails,
+    stalls (the same state twice) or does not get there."""
+    state = engine.start(program, at="exit", known_exit=known)
+    for _ in range(MAX_WALK_STEPS):
+        if stop is not None and stop():
+            return None
+        previous, state = state, engine.step(Action(kind="inv_step_over"))
+        if state.error or state == previous:
+            return None
+        if state.event == "call" and state.depth == 0:
+            return _arguments(state, function, params)
+    return None
 
 
 def _forward_run(engine: StepwiseEngine, program: Program) -> Generator[Any, Any, State]:
@@ -328,11 +355,12 @@ def infer_arguments(engine: Engine, source: str, function: str, returned: str,
                     samples: int = DEFAULT_SAMPLES, checks: int = DEFAULT_CHECKS, edits: int = DEFAULT_EDITS,
                     width: int = DEFAULT_WIDTH, engine_factory: Any = None, seed: int = 0,
                     deadline: float | None = None, cancel: threading.Event | None = None,
-                    on_checked: Callable[[Proposal], None] | None = None) -> Inference:
+                    on_checked: Callable[[Proposal], None] | None = None, walks: int = DEFAULT_WALKS) -> Inference:
     """The arguments of `function` that make it return `returned`, as the model infers them.
 
     `engine` proposes; the checks run on sessions from `engine_factory` (default: new sessions of the
     same model), `width` at a time. With `checks=0` the pick is the greedy inverse jump, unchecked.
+    `walks=1` adds the proposal of an inverse walk (propose).
     Once time.monotonic() passes `deadline`, the forward runs under way are abandoned. Setting `cancel`
     (from another thread) stops it within one forward pass with Cancelled. `on_checked` is called with
     each proposal whose forward run ends (for progress reports)."""
@@ -340,7 +368,10 @@ def infer_arguments(engine: Engine, source: str, function: str, returned: str,
         wanted = safe_ast.literal_eval(returned)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         raise EngineError(f"the return value must be a Python literal: {returned!r}") from None
-    proposals = propose(engine, source, function, returned, samples)
+    def stop() -> bool:
+        return (cancel is not None and cancel.is_set()) or (deadline is not None and time.monotonic() > deadline)
+
+    proposals = propose(engine, source, function, returned, samples, walks, stop)
     if checks > 0 and proposals and not (cancel is not None and cancel.is_set()):
         checker = _Checker(engine_factory or new_sessions(engine), source, function, returned, deadline,
                            cancel, on_checked)

@@ -8,7 +8,13 @@ from typing import Annotated
 
 import typer
 
-from model_backend.engine.infer import DEFAULT_CHECKS, DEFAULT_EDITS, DEFAULT_SAMPLES, DEFAULT_WIDTH
+from model_backend.engine.infer import (
+    DEFAULT_CHECKS,
+    DEFAULT_EDITS,
+    DEFAULT_SAMPLES,
+    DEFAULT_WALKS,
+    DEFAULT_WIDTH,
+)
 
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Checkpoint directory (default: the shipped model).")]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the full results as JSON here.")]
@@ -73,6 +79,9 @@ def register(app: typer.Typer) -> None:
             "(edits of the runs whose returns come closest first).")] = DEFAULT_EDITS,
         width: Annotated[int, typer.Option(
             "--width", min=1, help="Input task: forward runs side by side.")] = DEFAULT_WIDTH,
+        walks: Annotated[int, typer.Option(
+            "--walks", min=0, max=1, help="Input task: 1 adds the arguments an inverse walk (inv_step_over from "
+            "the return to the call) reaches to the proposals.")] = DEFAULT_WALKS,
     ) -> None:
         """pass@1 with CruxEval's scoring; the last line is `pass@1: X.X% (N/M)`."""
         from model_backend.engine import EngineError
@@ -81,7 +90,7 @@ def register(app: typer.Typer) -> None:
         try:
             result = evaluate(data, task, via, engine, model, limit, search_branches=search,
                               problem_seconds=problem_seconds or None, follow_steps=follow_steps,
-                              samples=samples, checks=checks, edits=edits, width=width)
+                              samples=samples, checks=checks, edits=edits, width=width, walks=walks)
         except (EngineError, ValueError, OSError) as exc:
             typer.echo(f"ndb: error: {exc}", err=True)
             raise typer.Exit(2) from None

@@ -94,7 +94,8 @@ HIDDEN_ENTRY = hidden_entry("f(<input>)")  # the call as the model sees it in th
 
 def predict_input(engine: Engine, problem: dict[str, str], samples: int = infer.DEFAULT_SAMPLES,
                   checks: int = infer.DEFAULT_CHECKS, edits: int = infer.DEFAULT_EDITS,
-                  width: int = infer.DEFAULT_WIDTH, deadline: float | None = None) -> tuple[str | None, infer.Inference | None]:
+                  width: int = infer.DEFAULT_WIDTH, deadline: float | None = None,
+                  walks: int = infer.DEFAULT_WALKS) -> tuple[str | None, infer.Inference | None]:
     """The predicted arguments, and how they were inferred (None for the oracle).
 
     The model must not see the input: every program it reads carries `f(...)` or a proposal, never
@@ -108,7 +109,7 @@ def predict_input(engine: Engine, problem: dict[str, str], samples: int = infer.
             return None, None
         return infer.call_arguments(state.locals, infer.signature(problem["code"], "f")), None
     inference = infer.infer_arguments(engine, problem["code"], "f", problem["output"], samples, checks, edits,
-                                      width, deadline=deadline)
+                                      width, deadline=deadline, walks=walks)
     return inference.arguments, inference
 
 
@@ -129,7 +130,7 @@ def evaluate(
     model: str | None = None, limit: int | None = None, progress: bool = True, search_branches: int | None = None,
     problem_seconds: float | None = PROBLEM_SECONDS, follow_steps: int | None = None,
     samples: int = infer.DEFAULT_SAMPLES, checks: int = infer.DEFAULT_CHECKS, edits: int = infer.DEFAULT_EDITS,
-    width: int = infer.DEFAULT_WIDTH,
+    width: int = infer.DEFAULT_WIDTH, walks: int = infer.DEFAULT_WALKS,
 ) -> dict[str, Any]:
     """pass@1 over the problems; a problem over `problem_seconds` (None: no limit) fails with its error noted."""
     if task not in ("output", "input") or via not in ("steps", "step_return", "breakpoint"):
@@ -149,7 +150,8 @@ def evaluate(
             if task == "output":
                 prediction = predict_output(engine, problem, via, deadline)
             else:
-                prediction, inference = predict_input(engine, problem, samples, checks, edits, width, deadline)
+                prediction, inference = predict_input(engine, problem, samples, checks, edits, width, deadline,
+                                                      walks)
             error = None
         except EngineError as exc:
             prediction, error = None, str(exc)
@@ -169,7 +171,8 @@ def evaluate(
         "data": str(Path(data)), "task": task, "via": via if task == "output" else "infer" if samples or checks else "inv_step_call",
         "engine": engine_name, "model": model, "search_branches": getattr(engine, "search_branches", None),
         "follow_steps": getattr(engine, "follow_steps", None),
-        **({"samples": samples, "checks": checks, "edits": edits, "width": width} if task == "input" else {}),
+        **({"samples": samples, "checks": checks, "edits": edits, "width": width, "walks": walks}
+           if task == "input" else {}),
         "problem_seconds": problem_seconds, "timed_out": timed_out,
         "n": len(problems), "passed": passed,
         "pass_at_1": passed / max(1, len(problems)), "seconds": time.perf_counter() - started, "results": results,
