@@ -3,7 +3,8 @@
 Commands follow pdb (s, n, r, c, b, cl, l, ll, p, pp, w, a, q, ...) and add back-stepping: `back`
 (inverse step over) and `rc` (reverse continue). Works with stdin from a pipe: commands are read line by
 line, and the end of input quits. As in pdb, Ctrl-C while a command runs pauses the program where it got
-to (a long predicted `c`, say) and cancels an inference; a second Ctrl-C interrupts as Python does.
+to (a long predicted `c`, say) and cancels an inference; a second Ctrl-C ends the debugger (the engine
+may be cut mid-prediction). Ctrl-C at the prompt prints `--KeyboardInterrupt--` and prompts again.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import cmd
 import contextlib
 import pprint
+import shutil
 import signal
 import sys
 import threading
@@ -51,10 +53,23 @@ class TerminalDebugger(cmd.Cmd):
         self.quitting = False
         self.infer_seconds = INFER_SECONDS
         self._cancel = threading.Event()  # Ctrl-C during an inference
+        self._cut_short = False  # a second Ctrl-C cut a command short: the debugger ends
         try:
             self.echo = not stdin.isatty()
         except (AttributeError, ValueError):
             self.echo = True
+
+    def cmdloop(self, intro: Any = None) -> None:
+        """As pdb: Ctrl-C at the prompt is no reason to quit."""
+        while True:
+            try:
+                super().cmdloop(intro)
+                return
+            except KeyboardInterrupt:
+                if self._cut_short:
+                    raise
+                self.out.write("\n--KeyboardInterrupt--\n")
+                intro = None
 
     # ---- output helpers -------------------------------------------------------------------------------
     def say(self, text: str = "") -> None:
@@ -164,6 +179,7 @@ class TerminalDebugger(cmd.Cmd):
 
         def pause(signum: int, frame: Any) -> None:
             if self.core.interrupt.is_set():
+                self._cut_short = True
                 raise KeyboardInterrupt
             self.core.interrupt.set()
             self._cancel.set()
@@ -652,11 +668,16 @@ class TerminalDebugger(cmd.Cmd):
             self.error("Usage: infer FUNCTION VALUE, e.g. infer longest 'debugger'")
             return False
         self.say(f"Inferring the arguments of {asked[0]} (up to {self.infer_seconds:g} s; Ctrl-C cancels)...")
+        status = _StatusLine(self.out) if _is_terminal(self.out) else None
         try:
-            result = self.core.infer(*asked, seconds=self.infer_seconds, cancel=self._cancel)
+            result = self.core.infer(*asked, seconds=self.infer_seconds, cancel=self._cancel,
+                                     on_checked=status.checked if status else None)
         except CommandCancelled:
             self.say("Inference cancelled.")
             return False
+        finally:
+            if status is not None:
+                status.clear()
         for line in inference_lines(result):
             self.say(f"  {line}")
         self.say(inference_verdict(result))
@@ -708,6 +729,34 @@ _SUMMARY = [
     ("restart", "start the program again"),
     ("q(uit)", "quit"),
 ]
+
+
+class _StatusLine:
+    """One line, rewritten in place, that says how far an inference has got (terminals only)."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+        self.count = 0
+
+    def checked(self, proposal: Any) -> None:
+        self.count += 1
+        verdict = "returns it" if proposal.confirmed else f"-> {proposal.predicted_return or proposal.problem}"
+        text = f"  {self.count} checked; last: ({proposal.arguments}) {verdict}"
+        width = shutil.get_terminal_size().columns - 1
+        self.out.write("\r\033[K" + (text if len(text) <= width else text[: width - 3] + "..."))
+        self.out.flush()
+
+    def clear(self) -> None:
+        if self.count:
+            self.out.write("\r\033[K")
+            self.out.flush()
+
+
+def _is_terminal(out: IO[str]) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _show(value: Any) -> str:

@@ -364,6 +364,19 @@ def test_the_debug_console_infers_arguments(tiny: LoadedModel, tmp_path: Path) -
         assert "inference needs the neural engine with a local model" in refused["message"]
 
 
+def test_a_terminal_shows_how_far_an_inference_has_got_on_one_line() -> None:
+    from dap_server.terminal import _StatusLine
+
+    out = io.StringIO()
+    status = _StatusLine(out)
+    status.checked(Proposal(arguments="3", votes=1, predicted_return="7"))
+    status.checked(Proposal(arguments="'" + "x" * 500 + "'", votes=1, predicted_return="6", confirmed=True))
+    status.clear()
+    lines = out.getvalue().split("\r\033[K")
+    assert lines[1] == "  1 checked; last: (3) -> 7" and lines[2].startswith("  2 checked; last: ('xxx")
+    assert lines[2].endswith("...") and len(lines[2]) < 500 and lines[3] == ""  # cut to the width; then cleared
+
+
 def test_an_inference_reads_as_calls_with_what_their_runs_returned() -> None:
     proposals = [Proposal(arguments=str(i), votes=1, predicted_return=str(2 * i), confirmed=i == 9) for i in range(10)]
     proposals.append(Proposal(arguments="'x'", votes=1))  # not checked: not listed

@@ -109,7 +109,7 @@ def test_an_inference_is_cancelled_from_its_progress_report(spin: Path) -> None:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
-def test_ctrl_c_pauses_a_long_continue_in_the_terminal_debugger(spin: Path) -> None:
+def test_ctrl_c_pauses_a_long_continue_and_is_harmless_at_the_prompt(spin: Path) -> None:
     ndb = Path(sys.executable).with_name("ndb")
     command = [str(ndb)] if ndb.exists() else [sys.executable, "-m", "dap_server"]
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -128,7 +128,15 @@ def test_ctrl_c_pauses_a_long_continue_in_the_terminal_debugger(spin: Path) -> N
             assert time.monotonic() < deadline and proc.poll() is None, "".join(seen)
             time.sleep(0.2)
         time.sleep(2)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGINT)  # during the `c`: it pauses
+        while not any("Paused." in line for line in seen):
+            assert time.monotonic() < deadline and proc.poll() is None, "".join(seen)
+            time.sleep(0.2)
+        time.sleep(1)
+        proc.send_signal(signal.SIGINT)  # at the prompt: as pdb, no reason to quit
+        while not any("--KeyboardInterrupt--" in line for line in seen):
+            assert time.monotonic() < deadline and proc.poll() is None, "".join(seen)
+            time.sleep(0.2)
         proc.stdin.write("p i\nq\n")
         proc.stdin.flush()
         assert proc.wait(timeout=60) == 0
@@ -139,4 +147,5 @@ def test_ctrl_c_pauses_a_long_continue_in_the_terminal_debugger(spin: Path) -> N
     text = "".join(seen)
     assert "Paused." in text and "Traceback" not in text, text
     after = text.split("Paused.", 1)[1]
-    assert "p i" in after and "spin()" in after, text
+    assert "spin()" in after and "--KeyboardInterrupt--" in after, text
+    assert after.split("--KeyboardInterrupt--", 1)[1].count("(ndb) p i") == 1, text
