@@ -1,0 +1,67 @@
+"""How long a DAP `pause` takes to stop a long predicted continue, and a `cancel` an inference.
+
+Drives `python -m dap_server.server` over stdio as VS Code does (tests/dap_client.py), with the shipped
+model (or --model), on a loop the model walks one predicted step at a time: a conditional breakpoint that
+never fires inside `while i < limit: i += 1`. Each trial: continue, wait `--wait` seconds, pause, time
+until the `stopped` event; then an `infer` in the Debug Console, cancelled from its progress report once
+it has started, timed until its answer.
+
+    python scripts/bench_pause.py [--trials 5] [--wait 2] [--model DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.dap_client import stdio_session  # noqa: E402
+
+SPIN = "def spin(limit):\n    i = 0\n    while i < limit:\n        i += 1\n    return i\n\n\nspin(1000)\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=5)
+    parser.add_argument("--wait", type=float, default=2.0, help="seconds between continue and pause")
+    parser.add_argument("--model", default=None)
+    args = parser.parse_args()
+    program = Path(tempfile.mkdtemp()) / "spin.py"
+    program.write_text(SPIN)
+    pauses, cancels = [], []
+    with stdio_session() as s:
+        extra = {"model": args.model} if args.model else {}
+        with s.launch(program, engine="neural", entry="spin(1000)", stopOnEntry=True, followSteps=5000,
+                      inferSeconds=600, **extra):
+            s.set_breakpoints([{"line": 4, "condition": "i < 0"}])
+        s.wait_for_stop("entry")
+        for _ in range(args.trials):
+            s.command("continue")
+            time.sleep(args.wait)
+            began = time.monotonic()
+            s.client.request("pause", {"threadId": 1})
+            stop = s.wait_for_stop("pause", timeout=120)
+            pauses.append(time.monotonic() - began)
+            print(f"pause: stopped after {pauses[-1]:.3f} s at line {stop.line}", flush=True)
+        for _ in range(args.trials):
+            mark = s.client.mark()
+            seq = s.client.send("evaluate", {"expression": "infer spin 5", "frameId": 1, "context": "repl"})
+            progress = s.client.event("progressStart", since=mark, timeout=60)["body"]["progressId"]
+            s.client.event("progressUpdate", since=mark, timeout=300)  # the checks have begun
+            began = time.monotonic()
+            s.client.request("cancel", {"progressId": progress})
+            answer = s.client.response(seq, timeout=120)
+            assert answer["message"] == "cancelled", answer
+            cancels.append(time.monotonic() - began)
+            print(f"cancel: answered after {cancels[-1]:.3f} s", flush=True)
+    for name, times in (("pause", pauses), ("cancel", cancels)):
+        print(f"{name}: median {statistics.median(times):.3f} s, max {max(times):.3f} s over {len(times)} trials")
+
+
+if __name__ == "__main__":
+    main()
