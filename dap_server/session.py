@@ -226,7 +226,8 @@ class DAPSession:
         """Look at a message on the reading thread, before it is queued for `handle_raw` on the session's
         own thread (dap_server.server.serve_stream). `cancel` and `pause` are handled here and now (True),
         so that they reach the command that runs; a request that makes the program run clears any pause
-        meant for the run before it; disconnect and terminate stop what runs. Never raises."""
+        meant for the run before it; disconnect, terminate and restart stop what runs (restart clears
+        the pause when its turn comes). Never raises."""
         if not isinstance(item, dict) or item.get("type") != "request":
             return False
         command = item.get("command")
@@ -236,9 +237,10 @@ class DAPSession:
         if command in _RUN_COMMANDS:
             with self._runs_lock:
                 self._runs_pending += 1
-            self.core.interrupt.clear()
-        elif command in ("disconnect", "terminate"):
+        if command in ("disconnect", "terminate", "restart"):
             self.stop_running()
+        elif command in _RUN_COMMANDS:
+            self.core.interrupt.clear()
         return False
 
     def handled(self, item: dict[str, Any] | FramingError) -> None:
@@ -364,6 +366,7 @@ class DAPSession:
     def _on_restart(self, request: dap.RestartRequest) -> Any:
         if not self.launched:
             raise RequestFailed("nothing to restart: launch a program first")
+        self.core.interrupt.clear()  # set by triage to stop the run under way; the new run must not stop
         new = request.arguments.arguments if request.arguments is not None else None
         if new is not None:
             raw = new.model_dump(mode="json", by_alias=True, exclude_none=True)

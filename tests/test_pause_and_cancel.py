@@ -73,6 +73,24 @@ def test_a_pause_stops_a_long_predicted_continue_where_it_got_to(spin: Path) -> 
         assert after.body["reason"] == "step" and after.frames[0]["name"] == "spin"
 
 
+def test_restart_and_terminate_stop_a_long_continue(spin: Path) -> None:
+    with stdio_session() as s:
+        with s.launch(spin, engine="neural", entry="spin(1000)", stopOnEntry=True, followSteps=5000):
+            s.set_breakpoints([{"line": LOOP_BODY, "condition": "i < 0"}])
+        s.wait_for_stop("entry")
+        for _ in range(2):  # the restarted session's continue must run too, not stop at once
+            s.command("continue")
+            time.sleep(2)
+            assert not any(m.get("event") == "stopped" for m in s.client.received()[s._stop_mark:])
+            s.client.request("restart", timeout=30)  # not left waiting for the continue's minutes
+            s.wait_for_stop("pause", timeout=30)  # where the continue got to
+            s.wait_for_stop("entry", timeout=30)  # the new run
+        s.command("continue")
+        time.sleep(1)
+        s.client.request("terminate", timeout=30)
+        s.client.event("terminated", since=s._stop_mark, timeout=30)
+
+
 def test_a_pause_while_paused_changes_nothing(tmp_path: Path) -> None:
     program = tmp_path / "count.py"
     program.write_text("total = 0\nfor i in range(50):\n    total += i\nprint(total)\n")
