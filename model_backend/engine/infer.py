@@ -50,7 +50,7 @@ DEFAULT_SAMPLES = 8  # sampled inverse jumps besides the greedy one
 DEFAULT_CHECKS = 8  # proposals run forward
 DEFAULT_EDITS = 24  # edited argument lists checked at most, while nothing is confirmed
 DEFAULT_WIDTH = 8  # forward runs side by side
-DEFAULT_WALKS = 0  # inverse walks proposing arguments (0 or 1)
+DEFAULT_WALKS = 1  # inverse walks proposing arguments (0 or 1)
 MAX_WALK_STEPS = 64  # predicted steps back an inverse walk takes at most to reach the call
 
 
