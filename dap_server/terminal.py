@@ -173,7 +173,9 @@ class TerminalDebugger(cmd.Cmd):
         handle signals: elsewhere (tests driving the debugger from a thread) Ctrl-C is left as it is."""
         self.core.interrupt.clear()
         self._cancel.clear()
-        if threading.current_thread() is not threading.main_thread():
+        # Only the main thread may handle signals; a process started with SIGINT ignored (a background
+        # job, nohup) keeps ignoring it.
+        if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
             yield
             return
 

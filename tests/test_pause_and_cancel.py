@@ -127,6 +127,12 @@ def test_an_inference_is_cancelled_from_its_progress_report(spin: Path) -> None:
         assert s.evaluate("limit")["body"]["result"] == "3"  # the paused state is as it was
 
 
+def _default_sigint() -> None:
+    """In the child: Ctrl-C as at a terminal. A shell's background job (e.g. a `make test &`) starts with
+    SIGINT ignored, and a child inherits that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
 def test_ctrl_c_pauses_a_long_continue_and_is_harmless_at_the_prompt(spin: Path) -> None:
     ndb = Path(sys.executable).with_name("ndb")
@@ -134,7 +140,7 @@ def test_ctrl_c_pauses_a_long_continue_and_is_harmless_at_the_prompt(spin: Path)
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen([*command, "debug", str(spin), "--entry", "spin(1000)", "--follow-steps", "5000"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            cwd=str(REPO), env=env)
+                            cwd=str(REPO), env=env, preexec_fn=_default_sigint)
     assert proc.stdin is not None and proc.stdout is not None
     seen: list[str] = []
     reader = threading.Thread(target=lambda: seen.extend(iter(proc.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
