@@ -15,13 +15,14 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from model_backend.engine.neural import LoadedModel, NeuralEngine
 from model_backend.program import Program
 from model_backend.state import Action
-from tests.dap_client import REPO, stdio_session
+from tests.dap_client import REPO, DapClient, stdio_session
 
 SPIN = "def spin(limit):\n    i = 0\n    while i < limit:\n        i += 1\n    return i\n\n\nspin(1000)\n"
 LOOP_HEADER, LOOP_BODY = 3, 4
@@ -74,6 +75,12 @@ def test_a_pause_stops_a_long_predicted_continue_where_it_got_to(spin: Path) -> 
         assert moved["event"] == "exited" or moved["body"]["reason"] == "step", moved  # not a pause left pending
 
 
+def _stopped(client: DapClient, reason: str, since: int) -> dict[str, Any]:
+    """The first stopped event with `reason` at or after index `since` (two stops may come back to back)."""
+    return client.wait_for(lambda message: message.get("event") == "stopped" and message["body"]["reason"] == reason,
+                           30, since, what=f"a stop ({reason})")
+
+
 def test_restart_and_terminate_stop_a_long_continue(spin: Path) -> None:
     with stdio_session() as s:
         with s.launch(spin, engine="neural", entry="spin(1000)", stopOnEntry=True, followSteps=5000):
@@ -83,9 +90,12 @@ def test_restart_and_terminate_stop_a_long_continue(spin: Path) -> None:
             s.command("continue")
             time.sleep(2)
             assert not any(m.get("event") == "stopped" for m in s.client.received()[s._stop_mark:])
+            mark = s.client.mark()
             s.client.request("restart", timeout=30)  # not left waiting for the continue's minutes
-            s.wait_for_stop("pause", timeout=30)  # where the continue got to
-            s.wait_for_stop("entry", timeout=30)  # the new run
+            paused = _stopped(s.client, "pause", mark)  # where the continue got to
+            entry = _stopped(s.client, "entry", mark)  # then the new run
+            assert s.client.received().index(paused) < s.client.received().index(entry)
+            s._stop_mark = s.client.mark()
         s.command("continue")
         time.sleep(1)
         s.client.request("terminate", timeout=30)
