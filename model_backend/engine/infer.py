@@ -368,16 +368,19 @@ def infer_arguments(engine: Engine, source: str, function: str, returned: str,
         wanted = safe_ast.literal_eval(returned)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         raise EngineError(f"the return value must be a Python literal: {returned!r}") from None
+    def cancelled() -> bool:
+        return cancel is not None and cancel.is_set()
+
     def stop() -> bool:
-        return (cancel is not None and cancel.is_set()) or (deadline is not None and time.monotonic() > deadline)
+        return cancelled() or (deadline is not None and time.monotonic() > deadline)
 
     proposals = propose(engine, source, function, returned, samples, walks, stop)
-    if checks > 0 and proposals and not (cancel is not None and cancel.is_set()):
+    if checks > 0 and proposals and not cancelled():
         checker = _Checker(engine_factory or new_sessions(engine), source, function, returned, deadline,
                            cancel, on_checked)
         proposals += _search(checker, proposals[:checks], returned, wanted, edits, max(1, width),
                              random.Random(seed))
-    if cancel is not None and cancel.is_set():
+    if cancelled():
         raise Cancelled("the inference was cancelled")
     pick = next((p for p in proposals if p.confirmed), proposals[0] if proposals else None)
     return Inference(function=function, returned=returned, arguments=pick.arguments if pick else None,
