@@ -62,3 +62,24 @@ class Program(BaseModel):
             lines.update(line for _, _, line in code.co_lines() if line)
             stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
         return frozenset(lines)
+
+
+def return_lines(source: str, function: str) -> list[int]:
+    """Lines of the `return` statements of the top-level `function` (not of functions nested in it);
+    its last line when it has none. ProgramError for a syntax error or when no such function exists."""
+    try:
+        tree = safe_ast.parse(source)
+    except SyntaxError as exc:
+        raise ProgramError(f"syntax error line {exc.lineno}: {exc.msg}") from None
+    func = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function), None)
+    if func is None:
+        raise ProgramError(f"the program defines no top-level function {function!r}")
+    lines: set[int] = set()
+    todo: list[ast.AST] = list(func.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return):
+            lines.add(node.lineno)
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            todo.extend(ast.iter_child_nodes(node))
+    return sorted(lines) or [func.body[-1].lineno]

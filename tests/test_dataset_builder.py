@@ -309,3 +309,29 @@ def test_hidden_start_also_hides_the_entry_arguments(tmp_path: Path) -> None:
             assert "..." not in parsed.entry and parsed.entry.startswith("f(")
             shown += 1
     assert hidden > 20 and shown == 0  # every entry-mode trajectory starts at f's return here
+
+
+def test_input_jumps_are_built_once_per_program(tmp_path: Path) -> None:
+    """--input-jumps 1 with --inverse 1: a program that returns gives the hidden return, one
+    inv_step_call, the call, kept once however often drawn; one that raises (its intended exception)
+    gets ordinary inverse trajectories."""
+    from model_backend.sampler import SamplerConfig
+
+    manifest = _build(tmp_path / "j", inverse_fraction=1.0, sampler_config=SamplerConfig(input_jump_prob=1.0))
+    kinds: dict[str, list[bool]] = {}
+    for split in ("train", "heldout"):
+        for record in iter_records(tmp_path / "j", split):
+            parsed = fmt.parse("".join(text for text, _ in record["segments"]))
+            assert isinstance(parsed, fmt.ParsedTrajectory)
+            if parsed.entry is None:
+                continue
+            jump = record["actions"] == ["inv_step_call"]
+            if jump:
+                assert parsed.entry == "f(...)" and parsed.steps[0][0].locals == {}
+                assert parsed.steps[0][0].event == "return" and parsed.steps[1][0].event == "call"
+            kinds.setdefault(record["program_id"], []).append(jump)
+    jump_programs = [k for k in kinds.values() if True in k]
+    assert len(jump_programs) >= 16 and all(k == [True] for k in jump_programs)
+    assert len(jump_programs) < len(kinds)  # the programs that raise
+    dropped = sum(s.dropped_trajectories for s in manifest.splits.values())
+    assert dropped >= 3 * len(jump_programs)  # 4 draws per program, 3 of them repeats

@@ -118,3 +118,28 @@ def test_inverse_start_can_hide_the_returns_locals(name: str) -> None:
     assert hidden[1:] == shown[1:] and hidden[0][1] == shown[0][1]  # only the start changes
     parsed = fmt.parse(fmt.serialize(program, hidden, inverse=True))
     assert isinstance(parsed, fmt.ParsedTrajectory) and parsed.steps[0][0].locals == {}
+
+
+def test_an_input_jump_starts_where_input_inference_starts() -> None:
+    """An input jump is the one prediction input inference proposes arguments with: its start frame is
+    written exactly as `infer.known_return` writes it (the last return line, only the value, no output),
+    whichever return ran, and its target is the call with the arguments."""
+    from model_backend.engine.infer import known_return
+    from model_backend.program import Program
+    from model_backend.sampler import SamplerConfig, hidden_entry
+    from model_backend.sandbox import run_trace
+
+    source = ("def f(s, n):\n    if n > 3:\n        return s * 2\n    out = s.upper()\n    print(out)\n"
+              "    return out + str(n)\n")
+    for entry, returned in (("f('ab', 2)", "'AB2'"), ("f('ab', 5)", "'abab'")):  # the second returns on line 3
+        program = Program(source=source, entry=entry)
+        steps = sample_inverse(program, run_trace(program), random.Random(0), SamplerConfig(input_jump_prob=1.0))
+        assert [a.kind for _, a in steps if a is not None] == ["inv_step_call"]
+        start, call = steps[0][0], steps[1][0]
+        known = known_return(Program(source=source, path="<infer>", entry=hidden_entry(entry)), "f", returned)
+        assert fmt.frame_target(start, None, True) == fmt.frame_target(known, None, True)
+        assert call.event == "call" and call.depth == 0 and call.locals == {"s": "'ab'", "n": entry[-2]}
+    # No jump where the trace does not end at the entry's own return: the usual inverse trajectory.
+    program = Program(source="def f(x):\n    return 1 / x\n", entry="f(0)")
+    steps = sample_inverse(program, run_trace(program), random.Random(0), SamplerConfig(input_jump_prob=1.0))
+    assert steps[0][0].locals or steps[0][0].event != "return"  # not hidden: an ordinary inverse start

@@ -16,7 +16,8 @@
    so each program is traced once;
 5. samples `traj_per_program` trajectories per kept program (inverse with probability
    `inverse_fraction`) with `random.Random(program_seed(seed, index))`; a trajectory whose text is
-   longer than `max_chars` is sampled again with half the steps, and dropped at one step;
+   longer than `max_chars` is sampled again with half the steps, and dropped at one step; one drawn
+   twice for the same program is kept once;
 6. writes each shard to `<name>.jsonl.tmp`, renames it to `<name>.jsonl`, then writes its statistics to
    `<name>.stats.json`: that file marks the shard complete. A rerun skips complete shards, so an
    interrupted build loses no finished shard. `manifest.json` sums the shards' statistics.
@@ -51,7 +52,8 @@ from model_backend.state import TraceResult
 from model_backend.trace_format import FORMAT_VERSION
 
 SPLITS = ("train", "heldout")
-BUILD_VERSION = 2  # bump when the record layout or the sampling procedure changes (2: sub_trace fix)
+BUILD_VERSION = 3  # bump when the record layout or the sampling procedure changes (2: sub_trace fix;
+# 3: a program's trajectory drawn twice is kept once, and SamplerConfig.input_jump_prob)
 MANIFEST = "manifest.json"
 CONFIG = "build_config.json"
 #: Which traces are kept (as `programs.keep_runnable`): event count range and longest value repr.
@@ -80,7 +82,7 @@ class SplitStats(BaseModel):
     skipped: dict[str, int] = Field(default_factory=dict)  # reason -> programs
     trajectories: int = 0
     inverse: int = 0  # inverse trajectories among them
-    dropped_trajectories: int = 0  # too long even with one step, or no transition
+    dropped_trajectories: int = 0  # too long even with one step, no transition, or drawn twice
     transitions: int = 0  # actions, i.e. predicted frames
     chars: int = 0  # all text
     trained_chars: int = 0  # text of the trained pieces (the predicted frames)
@@ -309,10 +311,12 @@ def process_program(task: _Task, settings: _Settings) -> _Outcome:
         for _ in range(settings.traj_per_program):
             inverse = rng.random() < settings.inverse_fraction
             record = _trajectory(task, result, rng, inverse, settings)
-            if record is None:
+            line = None if record is None else json.dumps(record, ensure_ascii=False)
+            if line is None or line in outcome.records:  # none fits, or drawn before (an input jump is one per trace)
                 outcome.dropped += 1
                 continue
-            outcome.records.append(json.dumps(record, ensure_ascii=False))
+            assert record is not None
+            outcome.records.append(line)
             outcome.inverse += inverse
             outcome.transitions += len(record["actions"])
             outcome.chars += sum(len(t) for t, _ in record["segments"])

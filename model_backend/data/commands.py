@@ -36,6 +36,7 @@ def register(app: typer.Typer) -> None:
         shard_size: Annotated[int, typer.Option("--shard-size", help="Target trajectories per shard.")] = 2000,
         max_chars: Annotated[int, typer.Option("--max-chars", help="Longest trajectory text kept (characters).")] = 6000,
         hide_start_locals: Annotated[float, typer.Option("--hide-start-locals", help="Chance that an inverse trajectory starting at a return hides its locals (only the output known).")] = 0.0,
+        input_jumps: Annotated[float, typer.Option("--input-jumps", help="Chance that an inverse trajectory is an input jump: from the entry's return, only its value known, one inv_step_call to the call (what input inference proposes with).")] = 0.0,
         real_code: Annotated[bool, typer.Option("--real-code/--no-real-code", help="Add HumanEval and `algorithms` programs to the generated ones.")] = True,
         quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
     ) -> None:
@@ -44,14 +45,16 @@ def register(app: typer.Typer) -> None:
 
         if workers < 1 or traj < 1 or shard_size < 1 or max_chars < 1 or programs < 0:
             _fail("--workers, --traj, --shard-size and --max-chars must be >= 1, --programs >= 0")
-        if not (0.0 <= inverse <= 1.0 and 0.0 <= heldout < 1.0 and 0.0 <= hide_start_locals <= 1.0):
-            _fail("--inverse and --hide-start-locals must be in [0, 1] and --heldout in [0, 1)")
+        if not (0.0 <= inverse <= 1.0 and 0.0 <= heldout < 1.0 and 0.0 <= hide_start_locals <= 1.0
+                and 0.0 <= input_jumps <= 1.0):
+            _fail("--inverse, --hide-start-locals and --input-jumps must be in [0, 1] and --heldout in [0, 1)")
         from model_backend.sampler import SamplerConfig
         try:
             manifest = build_dataset(
                 out, seed=seed, n_generated=programs, traj_per_program=traj, inverse_fraction=inverse,
                 heldout_fraction=heldout, workers=workers, shard_size=shard_size, max_chars=max_chars,
-                progress=not quiet, sampler_config=SamplerConfig(hide_start_locals_prob=hide_start_locals),
+                progress=not quiet, sampler_config=SamplerConfig(hide_start_locals_prob=hide_start_locals,
+                                             input_jump_prob=input_jumps),
                 real_code=real_code,
             )
         except BuildError as exc:

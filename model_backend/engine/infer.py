@@ -42,7 +42,8 @@ from pydantic import BaseModel
 
 from model_backend import safe_ast
 from model_backend.engine.base import Cancelled, Engine, EngineError, StepwiseEngine
-from model_backend.program import Program
+from model_backend.program import Program, ProgramError
+from model_backend.program import return_lines as program_return_lines
 from model_backend.sampler import hidden_entry
 from model_backend.state import Action, StackFrame, State
 
@@ -76,24 +77,11 @@ class Inference(BaseModel):
 
 
 def return_lines(source: str, function: str) -> list[int]:
-    """Lines of the `return` statements of the top-level `function` (not of functions nested in it);
-    its last line when it has none. EngineError when the program defines no such function."""
+    """program.return_lines, with EngineError for a program that has no such function."""
     try:
-        tree = safe_ast.parse(source)
-    except SyntaxError as exc:
-        raise EngineError(f"syntax error line {exc.lineno}: {exc.msg}") from None
-    func = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function), None)
-    if func is None:
-        raise EngineError(f"the program defines no top-level function {function!r}")
-    lines: set[int] = set()
-    todo: list[ast.AST] = list(func.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Return):
-            lines.add(node.lineno)
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
-            todo.extend(ast.iter_child_nodes(node))
-    return sorted(lines) or [func.body[-1].lineno]
+        return program_return_lines(source, function)
+    except ProgramError as exc:
+        raise EngineError(str(exc)) from None
 
 
 def same_value(a: str, b: str) -> bool:
