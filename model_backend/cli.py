@@ -143,19 +143,21 @@ def register(app: typer.Typer) -> None:
         walks: Annotated[int, typer.Option("--walks", min=0, max=1, help="1: also propose the arguments an inverse walk (inv_step_over from the return to the call) reaches.")] = DEFAULT_WALKS,
         seconds: Annotated[float, typer.Option("--seconds", min=0, help="Time limit: forward runs still going then are abandoned (0: none).")] = 120.0,
         model: Annotated[str | None, typer.Option("--model", help="Checkpoint directory (default: the shipped model).")] = None,
+        proposer: Annotated[str | None, typer.Option("--proposer", help="A checkpoint that proposes the arguments (the inverse predictions); --model still checks them.")] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print the inference as one JSON object.")] = False,
     ) -> None:
         """Infer arguments that make FUNCTION return a value, with the model only (no code is run):
         inverse jumps propose argument lists, forward runs to the return confirm them."""
-        from model_backend.engine.infer import infer_arguments
+        from model_backend.engine.infer import infer_arguments, new_sessions
         from model_backend.engine.neural import create_neural_engine
 
         prog = load_program(program, None)
         try:
             engine = create_neural_engine(model)
+            proposing = create_neural_engine(proposer) if proposer else engine
             deadline = time.monotonic() + seconds if seconds else None
-            result = infer_arguments(engine, prog.source, function, returns, samples, checks, edits, width,
-                                     deadline=deadline, walks=walks)
+            result = infer_arguments(proposing, prog.source, function, returns, samples, checks, edits, width,
+                                     engine_factory=new_sessions(engine), deadline=deadline, walks=walks)
         except EngineError as exc:
             fail(str(exc))
         if json_out:

@@ -386,3 +386,32 @@ def test_an_inference_reads_as_calls_with_what_their_runs_returned() -> None:
     unsure = result.model_copy(update={"arguments": "'x'", "confirmed": False})
     assert inference_verdict(unsure) == "f('x')  # not confirmed: no predicted run returns it"
     assert inference_verdict(result.model_copy(update={"arguments": None})) == "The model proposed no argument list."
+
+
+def test_a_proposer_model_proposes_and_the_model_checks(tiny: LoadedModel, tmp_path: Path) -> None:
+    """`--proposer`: one checkpoint makes the inverse predictions, the other the forward runs that check
+    them (ndb eval cruxeval and ndb infer)."""
+    from model_backend.eval.cruxeval import evaluate
+
+    checker = build_tiny_checkpoint(tmp_path / "untrained", train_steps=0)
+    proposed = propose(NeuralEngine(tiny), DOUBLE, "f", "6", samples=0, walks=1)
+    checked = [p.model_copy() for p in proposed]
+    check(lambda: NeuralEngine(LoadedModel.load(checker)), DOUBLE, "f", "6", checked)
+    data = tmp_path / "p.jsonl"
+    data.write_text(json.dumps({"id": "t", "code": DOUBLE, "input": "3", "output": "6"}) + "\n")
+    result = evaluate(str(data), task="input", model=str(checker), proposer_model=str(Path(tiny.path)),
+                      samples=0, checks=4, edits=0, progress=False)
+    assert result["proposer"] == str(Path(tiny.path))
+    got = [p for p in result["results"][0]["proposals"] if "edit_of" not in p]
+    assert [(p["arguments"], p.get("predicted_return")) for p in got] == [
+        (p.arguments, p.predicted_return) for p in checked]
+    with pytest.raises(ValueError, match="input task"):
+        evaluate(str(data), task="output", proposer_model=str(checker), progress=False)
+    program = tmp_path / "double.py"
+    program.write_text(DOUBLE)
+    out = subprocess.run([sys.executable, "-m", "dap_server", "infer", str(program), "--model", str(checker),
+                          "--proposer", str(Path(tiny.path)), "-f", "f", "--returns", "6", "--samples", "0",
+                          "--checks", "4", "--edits", "0", "--json"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert [(p["arguments"], p.get("predicted_return")) for p in json.loads(out.stdout)["proposals"]] == [
+        (p.arguments, p.predicted_return) for p in checked]

@@ -82,6 +82,9 @@ def register(app: typer.Typer) -> None:
         walks: Annotated[int, typer.Option(
             "--walks", min=0, max=1, help="Input task: 1 adds the arguments an inverse walk (inv_step_over from "
             "the return to the call) reaches to the proposals.")] = DEFAULT_WALKS,
+        proposer: Annotated[str | None, typer.Option(
+            "--proposer", help="Input task: a checkpoint that proposes the arguments (the inverse predictions); "
+            "--model still checks them.")] = None,
     ) -> None:
         """pass@1 with CruxEval's scoring; the last line is `pass@1: X.X% (N/M)`."""
         from model_backend.engine import EngineError
@@ -90,7 +93,8 @@ def register(app: typer.Typer) -> None:
         try:
             result = evaluate(data, task, via, engine, model, limit, search_branches=search,
                               problem_seconds=problem_seconds or None, follow_steps=follow_steps,
-                              samples=samples, checks=checks, edits=edits, width=width, walks=walks)
+                              samples=samples, checks=checks, edits=edits, width=width, walks=walks,
+                              proposer_model=proposer)
         except (EngineError, ValueError, OSError) as exc:
             typer.echo(f"ndb: error: {exc}", err=True)
             raise typer.Exit(2) from None

@@ -95,8 +95,10 @@ HIDDEN_ENTRY = hidden_entry("f(<input>)")  # the call as the model sees it in th
 def predict_input(engine: Engine, problem: dict[str, str], samples: int = infer.DEFAULT_SAMPLES,
                   checks: int = infer.DEFAULT_CHECKS, edits: int = infer.DEFAULT_EDITS,
                   width: int = infer.DEFAULT_WIDTH, deadline: float | None = None,
-                  walks: int = infer.DEFAULT_WALKS) -> tuple[str | None, infer.Inference | None]:
-    """The predicted arguments, and how they were inferred (None for the oracle).
+                  walks: int = infer.DEFAULT_WALKS,
+                  proposer: Engine | None = None) -> tuple[str | None, infer.Inference | None]:
+    """The predicted arguments, and how they were inferred (None for the oracle). With `proposer`, its
+    model proposes and `engine`'s checks (new sessions of it).
 
     The model must not see the input: every program it reads carries `f(...)` or a proposal, never
     `f(<input>)` (an entry expression with the real arguments would let it copy them). The oracle runs
@@ -108,8 +110,9 @@ def predict_input(engine: Engine, problem: dict[str, str], samples: int = infer.
         if state.event != "call" or state.error or state.function != "f":
             return None, None
         return infer.call_arguments(state.locals, infer.signature(problem["code"], "f")), None
-    inference = infer.infer_arguments(engine, problem["code"], "f", problem["output"], samples, checks, edits,
-                                      width, deadline=deadline, walks=walks)
+    factory = infer.new_sessions(engine) if proposer is not None else None
+    inference = infer.infer_arguments(proposer or engine, problem["code"], "f", problem["output"], samples, checks,
+                                      edits, width, engine_factory=factory, deadline=deadline, walks=walks)
     return inference.arguments, inference
 
 
@@ -130,13 +133,17 @@ def evaluate(
     model: str | None = None, limit: int | None = None, progress: bool = True, search_branches: int | None = None,
     problem_seconds: float | None = PROBLEM_SECONDS, follow_steps: int | None = None,
     samples: int = infer.DEFAULT_SAMPLES, checks: int = infer.DEFAULT_CHECKS, edits: int = infer.DEFAULT_EDITS,
-    width: int = infer.DEFAULT_WIDTH, walks: int = infer.DEFAULT_WALKS,
+    width: int = infer.DEFAULT_WIDTH, walks: int = infer.DEFAULT_WALKS, proposer_model: str | None = None,
 ) -> dict[str, Any]:
-    """pass@1 over the problems; a problem over `problem_seconds` (None: no limit) fails with its error noted."""
+    """pass@1 over the problems; a problem over `problem_seconds` (None: no limit) fails with its error noted.
+    `proposer_model` (input task, neural engine): another checkpoint proposes the arguments."""
     if task not in ("output", "input") or via not in ("steps", "step_return", "breakpoint"):
         raise ValueError("task is output|input and via is steps|step_return|breakpoint")
+    if proposer_model is not None and (task != "input" or engine_name != "neural"):
+        raise ValueError("a proposer model is for the input task on the neural engine")
     problems = load_problems(data, limit)
     engine = create_engine(engine_name, model=model)
+    proposer = create_engine("neural", model=proposer_model) if proposer_model is not None else None
     if search_branches is not None and hasattr(engine, "search_branches"):
         engine.search_branches = search_branches
     if follow_steps is not None:
@@ -151,7 +158,7 @@ def evaluate(
                 prediction = predict_output(engine, problem, via, deadline)
             else:
                 prediction, inference = predict_input(engine, problem, samples, checks, edits, width, deadline,
-                                                      walks)
+                                                      walks, proposer)
             error = None
         except EngineError as exc:
             prediction, error = None, str(exc)
@@ -167,9 +174,11 @@ def evaluate(
                           proposals=[p.model_dump(exclude_defaults=True) for p in inference.proposals])
         results.append(result)
     engine.close()
+    if proposer is not None:
+        proposer.close()
     return {
         "data": str(Path(data)), "task": task, "via": via if task == "output" else "infer" if samples or checks else "inv_step_call",
-        "engine": engine_name, "model": model, "search_branches": getattr(engine, "search_branches", None),
+        "engine": engine_name, "model": model, **({"proposer": proposer_model} if proposer_model else {}), "search_branches": getattr(engine, "search_branches", None),
         "follow_steps": getattr(engine, "follow_steps", None),
         **({"samples": samples, "checks": checks, "edits": edits, "width": width, "walks": walks}
            if task == "input" else {}),
