@@ -143,7 +143,9 @@ def evaluate(
         raise ValueError("a proposer model is for the input task on the neural engine")
     problems = load_problems(data, limit)
     engine = create_engine(engine_name, model=model)
-    proposer = create_engine("neural", model=proposer_model) if proposer_model is not None else None
+    from model_backend.engine.neural import NeuralEngine, proposer_engine  # torch: only when evaluating
+
+    proposer = proposer_engine(engine, proposer_model) if task == "input" else None
     if search_branches is not None and hasattr(engine, "search_branches"):
         engine.search_branches = search_branches
     if follow_steps is not None:
@@ -178,7 +180,8 @@ def evaluate(
         proposer.close()
     return {
         "data": str(Path(data)), "task": task, "via": via if task == "output" else "infer" if samples or checks else "inv_step_call",
-        "engine": engine_name, "model": model, **({"proposer": proposer_model} if proposer_model else {}), "search_branches": getattr(engine, "search_branches", None),
+        "engine": engine_name, "model": model,
+        **({"proposer": proposer.m.path if isinstance(proposer, NeuralEngine) else "model"} if task == "input" else {}), "search_branches": getattr(engine, "search_branches", None),
         "follow_steps": getattr(engine, "follow_steps", None),
         **({"samples": samples, "checks": checks, "edits": edits, "width": width, "walks": walks}
            if task == "input" else {}),
