@@ -745,6 +745,7 @@ class DebugCore:
         only. Forward runs still going after `seconds` are abandoned; setting `cancel` (from another
         thread) ends it with CommandCancelled. `on_checked` hears of each proposal checked."""
         from model_backend.engine.infer import infer_arguments, new_sessions
+        from model_backend.engine.neural import proposer_engine
 
         if self.engine is None or self.program is None:
             raise CoreError("no program is loaded")
@@ -753,8 +754,9 @@ class DebugCore:
         except EngineError:
             raise CoreError(f"inference needs the neural engine with a local model (this session uses the "
                             f"{self.engine.name} engine)") from None
-        proposer = sessions()
+        proposer: Engine | None = None
         try:
+            proposer = proposer_engine(self.engine) or sessions()
             return infer_arguments(proposer, self.program.source, function, returned, engine_factory=sessions,
                                    deadline=time.monotonic() + seconds, cancel=cancel, on_checked=on_checked)
         except Cancelled:
@@ -762,7 +764,8 @@ class DebugCore:
         except EngineError as exc:
             raise CoreError(str(exc)) from None
         finally:
-            proposer.close()
+            if proposer is not None:
+                proposer.close()
 
     def goto(self, line: int) -> Stop:
         """pdb's jump (DAP goto): the current frame continues at `line`; reason "goto"."""

@@ -415,3 +415,21 @@ def test_a_proposer_model_proposes_and_the_model_checks(tiny: LoadedModel, tmp_p
     assert out.returncode == 0, out.stderr
     assert [(p["arguments"], p.get("predicted_return")) for p in json.loads(out.stdout)["proposals"]] == [
         (p.arguments, p.predicted_return) for p in checked]
+
+
+def test_which_model_proposes(tiny: LoadedModel, tmp_path: Path) -> None:
+    """The shipped proposer proposes only for the shipped model; another model proposes for itself unless
+    a proposer is named, and "model" always means the model's own."""
+    from model_backend.engine.neural import DEFAULT_PROPOSER, create_neural_engine, proposer_engine
+
+    own = NeuralEngine(tiny)
+    assert proposer_engine(own) is None and proposer_engine(own, "model") is None
+    named = proposer_engine(own, str(Path(tiny.path)))
+    assert isinstance(named, NeuralEngine) and named is not own
+    assert Path(named.m.path).resolve() == Path(tiny.path).resolve()
+    shipped = proposer_engine(create_neural_engine())
+    if (DEFAULT_PROPOSER / "config.json").is_file():
+        assert isinstance(shipped, NeuralEngine) and Path(shipped.m.path).resolve() == DEFAULT_PROPOSER.resolve()
+    else:
+        assert shipped is None
+    assert proposer_engine(create_neural_engine(), "model") is None

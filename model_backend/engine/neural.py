@@ -45,6 +45,9 @@ from model_backend.program import Program
 from model_backend.state import Action, State
 
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
+# A fine-tune of the default that proposes arguments in input inference (its inverse jumps from a known
+# return are better; the default keeps every other prediction, the checks included). See its model card.
+DEFAULT_PROPOSER = DEFAULT_CHECKPOINT.parent / "proposer"
 MAX_FRAME_TOKENS = 768
 
 T = TypeVar("T")
@@ -494,12 +497,18 @@ def create_neural_engine(model: str | None = None, worker: str | None = None) ->
     return NeuralEngine(_shared_model(model))
 
 
-def proposer_engine(proposer: str | None) -> Engine | None:
-    """A new session of the checkpoint `proposer`, which proposes arguments in input inference while
-    another model checks them; None (or "model") when the checking model proposes too."""
-    if proposer is None or proposer == "model":
+def proposer_engine(engine: Engine, proposer: str | None = None) -> Engine | None:
+    """A new session of the model that proposes arguments for input inference, or None when `engine`'s
+    own model proposes. `proposer` names a checkpoint, or "model" for `engine`'s own; None means the
+    shipped proposer when `engine` runs the shipped model and the proposer is there."""
+    if proposer == "model":
         return None
-    return NeuralEngine(_shared_model(proposer))
+    if proposer is not None:
+        return NeuralEngine(_shared_model(proposer))
+    if (isinstance(engine, NeuralEngine) and (DEFAULT_PROPOSER / "config.json").is_file()
+            and Path(engine.m.path).resolve() == DEFAULT_CHECKPOINT.resolve()):
+        return NeuralEngine(_shared_model(str(DEFAULT_PROPOSER)))
+    return None
 
 
 _MODELS: dict[str, LoadedModel] = {}

@@ -83,8 +83,9 @@ def register(app: typer.Typer) -> None:
             "--walks", min=0, max=1, help="Input task: 1 adds the arguments an inverse walk (inv_step_over from "
             "the return to the call) reaches to the proposals.")] = DEFAULT_WALKS,
         proposer: Annotated[str | None, typer.Option(
-            "--proposer", help="Input task: a checkpoint that proposes the arguments (the inverse predictions); "
-            "--model still checks them. Default: --model proposes too.")] = None,
+            "--proposer", help="Input task: a checkpoint that proposes the arguments (the inverse predictions), or "
+            "'model' for --model's own; --model still checks them. Default: the shipped proposer with the "
+            "shipped model.")] = None,
     ) -> None:
         """pass@1 with CruxEval's scoring; the last line is `pass@1: X.X% (N/M)`."""
         from model_backend.engine import EngineError

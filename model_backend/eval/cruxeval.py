@@ -145,7 +145,7 @@ def evaluate(
     engine = create_engine(engine_name, model=model)
     from model_backend.engine.neural import NeuralEngine, proposer_engine  # torch: only when evaluating
 
-    proposer = proposer_engine(proposer_model)
+    proposer = proposer_engine(engine, proposer_model) if task == "input" else None
     if search_branches is not None and hasattr(engine, "search_branches"):
         engine.search_branches = search_branches
     if follow_steps is not None:
@@ -181,8 +181,7 @@ def evaluate(
     return {
         "data": str(Path(data)), "task": task, "via": via if task == "output" else "infer" if samples or checks else "inv_step_call",
         "engine": engine_name, "model": model,
-        **({"proposer": proposer.m.path if isinstance(proposer, NeuralEngine) else "model"} if task == "input" else {}),
-        "search_branches": getattr(engine, "search_branches", None),
+        **({"proposer": proposer.m.path if isinstance(proposer, NeuralEngine) else "model"} if task == "input" else {}), "search_branches": getattr(engine, "search_branches", None),
         "follow_steps": getattr(engine, "follow_steps", None),
         **({"samples": samples, "checks": checks, "edits": edits, "width": width, "walks": walks}
            if task == "input" else {}),
