@@ -45,8 +45,8 @@ from model_backend.program import Program
 from model_backend.state import Action, State
 
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
-# A fine-tune of the default on input jumps that proposes arguments in input inference (adopted on s99b,
-# session 31); the default keeps every other prediction, the checks included. See its model card.
+# Where a checkpoint that proposes arguments in input inference for the shipped default would ship (the
+# default keeps every other prediction, the checks included). None ships: session 31's did not earn it.
 DEFAULT_PROPOSER = DEFAULT_CHECKPOINT.parent / "proposer"
 MAX_FRAME_TOKENS = 768
 
