@@ -311,11 +311,10 @@ def process_program(task: _Task, settings: _Settings) -> _Outcome:
         for _ in range(settings.traj_per_program):
             inverse = rng.random() < settings.inverse_fraction
             record = _trajectory(task, result, rng, inverse, settings)
-            line = None if record is None else json.dumps(record, ensure_ascii=False)
-            if line is None or line in outcome.records:  # none fits, or drawn before (an input jump is one per trace)
+            line = "" if record is None else json.dumps(record, ensure_ascii=False)
+            if record is None or line in outcome.records:  # none fits, or drawn before (an input jump is one per trace)
                 outcome.dropped += 1
                 continue
-            assert record is not None
             outcome.records.append(line)
             outcome.inverse += inverse
             outcome.transitions += len(record["actions"])

@@ -181,7 +181,8 @@ def evaluate(
     return {
         "data": str(Path(data)), "task": task, "via": via if task == "output" else "infer" if samples or checks else "inv_step_call",
         "engine": engine_name, "model": model,
-        **({"proposer": proposer.m.path if isinstance(proposer, NeuralEngine) else "model"} if task == "input" else {}), "search_branches": getattr(engine, "search_branches", None),
+        **({"proposer": proposer.m.path if isinstance(proposer, NeuralEngine) else "model"} if task == "input" else {}),
+        "search_branches": getattr(engine, "search_branches", None),
         "follow_steps": getattr(engine, "follow_steps", None),
         **({"samples": samples, "checks": checks, "edits": edits, "width": width, "walks": walks}
            if task == "input" else {}),
