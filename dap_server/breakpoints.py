@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 from dataclasses import dataclass, field
 
 from dap_server.evaluator import EvalError, Evaluator, interpolate
@@ -135,6 +136,9 @@ class Hit:
 
 class BreakpointTable:
     def __init__(self) -> None:
+        # Writers hold it: the adapter may set breakpoints on its reading thread while a command runs on
+        # the session's thread. Readers take `items` as it is: a writer swaps in a new list.
+        self._lock = threading.RLock()
         self._next_id = 1
         self.items: list[Breakpoint] = []
         self.lines = LineMap(frozenset(), {}, {0: "module"}, 0)
@@ -146,6 +150,10 @@ class BreakpointTable:
 
     def replace(self, specs: list[dict[str, object]]) -> list[Breakpoint]:
         """Set the whole list (DAP's setBreakpoints semantics). Keeps hit counts of unchanged ones."""
+        with self._lock:
+            return self._replace(specs)
+
+    def _replace(self, specs: list[dict[str, object]]) -> list[Breakpoint]:
         old = {(b.requested_line, b.condition, b.hit_condition, b.log_message): b for b in self.items}
         new: list[Breakpoint] = []
         for spec in specs:
@@ -165,19 +173,21 @@ class BreakpointTable:
     def reserve_id(self) -> int:
         """An id for a breakpoint made later (`replace` with this "id" in its spec): a client is told the
         ids of breakpoints it sets before the program is known, and later events must use the same."""
-        self._next_id += 1
-        return self._next_id - 1
+        with self._lock:
+            self._next_id += 1
+            return self._next_id - 1
 
     def add(self, line: int, condition: str | None = None, hit_condition: str | None = None,
             log_message: str | None = None, keep_refused: bool = True) -> Breakpoint:
         """Add one breakpoint. With keep_refused=False one that cannot be verified is not kept and gives
         its number back (pdb numbers only the breakpoints it sets)."""
-        bp = self._make(line, _text(condition), _text(hit_condition), _text(log_message))
-        if bp.verified or keep_refused:
-            self.items.append(bp)
-        else:
-            self._next_id -= 1
-        return bp
+        with self._lock:
+            bp = self._make(line, _text(condition), _text(hit_condition), _text(log_message))
+            if bp.verified or keep_refused:
+                self.items = [*self.items, bp]
+            else:
+                self._next_id -= 1
+            return bp
 
     def remove_id(self, number: int) -> None:
         self.items = [b for b in self.items if b.id != number]

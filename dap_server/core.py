@@ -374,7 +374,12 @@ class DebugCore:
     def _engine_step(self, kind: ActionKind, outputs: list[Output], reverse: bool = False) -> State:
         assert self.engine is not None
         bps = frozenset() if reverse else self.breakpoints.active_lines()
-        state = self.engine.step(Action(kind=kind), breakpoints=bps)
+        # A breakpoint set while the step runs (DAP's setBreakpoints is answered at once then) stops it too.
+        self.engine.live_breakpoints = None if reverse else self.breakpoints.active_lines
+        try:
+            state = self.engine.step(Action(kind=kind), breakpoints=bps)
+        finally:
+            self.engine.live_breakpoints = None
         self._state = state
         drain = getattr(self.engine, "drain_notices", None)  # e.g. the model worker client's reconnections
         if drain is not None:

@@ -110,6 +110,11 @@ _STEP_COMMANDS = {"next", "stepIn", "stepOut", "continue", "stepBack", "reverseC
 _RUN_COMMANDS = _STEP_COMMANDS | {"launch", "configurationDone", "restart"}
 # Requests handled on the reading thread at once, even while another command runs.
 _AT_ONCE = {"cancel", "pause"}
+# Requests handled on the reading thread while a step or continue runs (else in their turn): a breakpoint
+# set then is answered at once and stops the run when it gets there, as in a real debugger.
+_WHILE_RUNNING = {"setBreakpoints", "threads"}
+# The commands during which those are handled at once: the ones that run the program for a while.
+_LONG_RUNS = _STEP_COMMANDS | {"configurationDone"}
 # Requests that are valid DAP but not offered by our capabilities.
 _UNSUPPORTED = {
     "attach": "attach is not supported: Neural Debug launches programs (use request 'launch')",
@@ -159,6 +164,8 @@ class DAPSession:
         # Threads (see triage): commands run on the session's own thread, in order; the reading thread
         # handles pause and cancel at once, through these.
         self._runs_pending = 0  # run commands queued or running
+        self._running: str | None = None  # the command of _LONG_RUNS the session's thread is running
+        self._breakpoints_queued = 0  # setBreakpoints requests queued: a later one must not overtake them
         self._runs_lock = threading.Lock()
         self._inferences: dict[int, threading.Event] = {}  # running inferences (request seq) and their cancel
         self._progress_requests: dict[str, int] = {}  # progressId -> the request it reports on
@@ -227,13 +234,23 @@ class DAPSession:
         own thread (dap_server.server.serve_stream). `cancel` and `pause` are handled here and now (True),
         so that they reach the command that runs; a request that makes the program run clears any pause
         meant for the run before it; disconnect, terminate and restart stop what runs (restart clears
-        the pause when its turn comes). Never raises."""
+        the pause when its turn comes). While a step or continue runs, `setBreakpoints` and `threads` are
+        handled here too, unless an earlier setBreakpoints still waits its turn (it must not overtake
+        that one). Never raises."""
         if not isinstance(item, dict) or item.get("type") != "request":
             return False
         command = item.get("command")
         if command in _AT_ONCE:
             self.handle_raw(item)
             return True
+        if command in _WHILE_RUNNING:
+            with self._runs_lock:
+                at_once = self._running is not None and not self._breakpoints_queued
+                if not at_once and command == "setBreakpoints":
+                    self._breakpoints_queued += 1
+            if at_once:
+                self.handle_raw(item)
+                return True
         if command in _RUN_COMMANDS:
             with self._runs_lock:
                 self._runs_pending += 1
@@ -248,6 +265,9 @@ class DAPSession:
         if isinstance(item, dict) and item.get("type") == "request" and item.get("command") in _RUN_COMMANDS:
             with self._runs_lock:
                 self._runs_pending -= 1
+        if isinstance(item, dict) and item.get("type") == "request" and item.get("command") == "setBreakpoints":
+            with self._runs_lock:
+                self._breakpoints_queued = max(0, self._breakpoints_queued - 1)
 
     def stop_running(self) -> None:
         """Pause the run and cancel the inferences under way (thread-safe)."""
@@ -279,11 +299,19 @@ class DAPSession:
             self._cancelled.discard(request.seq)
             self.respond(request.seq, command, success=False, message="cancelled")
             return
+        long_run = command in _LONG_RUNS
+        if long_run:
+            with self._runs_lock:
+                self._running = command
         try:
             body = handler(request)
         except (RequestFailed, CoreError) as exc:
             self.respond(request.seq, command, success=False, message=str(exc))
             return
+        finally:
+            if long_run:
+                with self._runs_lock:
+                    self._running = None
         if body is not _NO_RESPONSE:
             self.respond(request.seq, command, body)
 

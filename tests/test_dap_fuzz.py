@@ -261,8 +261,16 @@ def _flood(client: DapClient, requests: list[tuple[str, Any]], timeout: float) -
     last = client._seq
     start = time.monotonic()
     client.send_bytes(bytes(payload))
-    client.wait_for(lambda m: m.get("type") == "response" and m.get("request_seq") == last, timeout=timeout,
-                    what="the last flood response")
+    # Not "until the last one is answered": while a step runs, `threads` and `setBreakpoints` are answered
+    # at once, ahead of requests queued before them (DAP lets answers come in any order).
+    pending = set(range(first, last + 1))
+
+    def all_answered(message: dict[str, Any]) -> bool:
+        if message.get("type") == "response":
+            pending.discard(message.get("request_seq", -1))
+        return not pending
+
+    client.wait_for(all_answered, timeout=timeout, what="every flood response")
     elapsed = time.monotonic() - start
     answered = [m for m in client.received() if m.get("type") == "response" and first <= m["request_seq"] <= last]
     assert sorted(m["request_seq"] for m in answered) == list(range(first, last + 1))

@@ -56,6 +56,23 @@ def test_an_interrupt_stops_a_followed_action_at_the_next_state(shipped: LoadedM
     assert interrupted.followed_steps == 1 and state == interrupted.state and state.function == "spin"
 
 
+def test_breakpoints_set_during_a_followed_action_stop_it(shipped: LoadedModel) -> None:
+    program = Program(source=SPIN, path="<spin>", entry="spin(1000)")
+    engine = NeuralEngine(shipped)
+    engine.follow(40)
+    engine.start(program)
+    reads: list[int] = []
+
+    def lines_now() -> frozenset[int]:  # the IDE's breakpoints: one on the loop's body from the third step
+        reads.append(1)
+        return frozenset({LOOP_BODY}) if len(reads) >= 3 else frozenset()
+
+    engine.live_breakpoints = lines_now
+    state = engine.step(Action(kind="continue"))  # started with no breakpoint at all
+    assert state.event == "line" and state.line == LOOP_BODY and state.function == "spin"
+    assert 3 <= engine.followed_steps < 40 and len(reads) == engine.followed_steps
+
+
 def test_a_pause_stops_a_long_predicted_continue_where_it_got_to(spin: Path) -> None:
     with stdio_session() as s:
         with s.launch(spin, engine="neural", entry="spin(1000)", stopOnEntry=True, followSteps=5000):
@@ -73,6 +90,31 @@ def test_a_pause_stops_a_long_predicted_continue_where_it_got_to(spin: Path) -> 
         s.command("next")  # the session goes on from there (where to is the model's prediction)
         moved = s.client.wait_for(lambda m: m.get("event") in ("stopped", "exited"), 60, s._stop_mark)
         assert moved["event"] == "exited" or moved["body"]["reason"] == "step", moved  # not a pause left pending
+
+
+def test_a_breakpoint_set_during_a_long_continue_is_answered_at_once_and_stops_it(spin: Path) -> None:
+    with stdio_session() as s:
+        with s.launch(spin, engine="neural", entry="spin(1000)", stopOnEntry=True, followSteps=5000):
+            s.set_breakpoints([])
+        s.wait_for_stop("entry")
+        s.command("continue")  # with no breakpoint, the loop's 1,000 passes are many minutes of steps
+        time.sleep(2)
+        assert not any(m.get("event") in ("stopped", "exited") for m in s.client.received()[s._stop_mark:])
+        threads = s.client.request("threads", timeout=5)  # VS Code asks while the program runs
+        assert threads["body"]["threads"][0]["id"] == 1
+        began = time.monotonic()
+        bound = s.set_breakpoints([{"line": LOOP_BODY}])  # answered while the run goes on, not after it
+        assert time.monotonic() - began < 10
+        assert bound[0]["verified"] and bound[0]["line"] == LOOP_BODY
+        stop = s.wait_for_stop("breakpoint", timeout=30)  # the run under way stops there
+        assert time.monotonic() - began < 30
+        assert stop.frames[0]["name"] == "spin" and stop.line == LOOP_BODY
+        assert stop.body["hitBreakpointIds"] == [bound[0]["id"]]
+        s.set_breakpoints([])  # while paused: handled in its turn, as before
+        s.command("continue")
+        time.sleep(1)
+        s.client.request("terminate", timeout=30)
+        s.client.event("terminated", since=s._stop_mark, timeout=30)
 
 
 def _stopped(client: DapClient, reason: str, since: int) -> dict[str, Any]:

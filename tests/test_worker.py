@@ -499,6 +499,43 @@ def test_request_timeout_is_typed_and_the_session_reopens(checkpoint: Path, load
         backend.close()
 
 
+def test_an_interrupt_stops_a_followed_continue_on_the_worker() -> None:
+    """A pause in the adapter sets the engine's interrupt; over a worker it is sent as an `interrupt` while
+    the step's answer is awaited, and the worker's session stops at the next state. The shipped model, in
+    process, walking a loop it cannot finish soon (followed continue, 128 single steps, then a jump)."""
+    from model_backend.worker.server import TransformersBackend, WorkerConfig, WorkerServer
+
+    spin = "def spin(limit):\n    i = 0\n    while i < limit:\n        i += 1\n    return i\n\n\nspin(1000)\n"
+    backend = TransformersBackend(None)
+    server = WorkerServer(backend, WorkerConfig(port=0))
+    loop = asyncio.new_event_loop()
+    stop = loop.create_future()
+    ready = threading.Event()
+    thread = threading.Thread(target=lambda: loop.run_until_complete(server.serve(lambda _: ready.set(), stop)))
+    thread.start()
+    try:
+        assert ready.wait(60)
+        engine = WorkerEngine(f"ws://127.0.0.1:{server.port}")
+        engine.interrupt = threading.Event()
+        engine.start(Program(source=spin, path="spin.py", entry="spin(1000)"))
+        pause = threading.Timer(1.0, engine.interrupt.set)
+        pause.start()
+        began = time.monotonic()
+        state = engine.step(Action(kind="continue"))
+        took = time.monotonic() - began
+        pause.join()
+        assert state.exit is None and state.function == "spin" and state.error is None, state
+        assert took < 10, took  # 128 single steps take about 20 s on this CPU; the pause came after 1 s
+        engine.interrupt.clear()  # as the adapter does before the next command
+        after = engine.step(Action(kind="step_into"))  # the session goes on from where it stopped
+        assert after.error is None and after.exit is None
+        engine.close()
+    finally:
+        loop.call_soon_threadsafe(stop.set_result, None)
+        thread.join(30)
+        backend.close()
+
+
 # ---- the debug adapter over a worker ----------------------------------------------------------------
 
 

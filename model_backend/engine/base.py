@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -76,6 +76,10 @@ class Engine(ABC):
     # Set by the debugger (a pause while a command runs): an action that runs through many events stops
     # at the next state it reaches, which becomes the current state. Never cleared by the engine.
     interrupt: threading.Event | None = None
+    # Set by the debugger for the length of one step: the IDE's breakpoint lines now. An action followed
+    # one step at a time reads them before each step, so a breakpoint set while it runs (from another
+    # thread) stops it, as in a real debugger. None: the `breakpoints` the step was given, throughout.
+    live_breakpoints: Callable[[], frozenset[int]] | None = None
 
     @property
     def interrupted(self) -> bool:
@@ -202,6 +206,9 @@ class StepwiseEngine(Engine):
         lines = stop_lines(action, breakpoints)
         printed: list[str] = []
         for taken in range(budget + MAX_FINISHING_JUMPS):
+            if self.live_breakpoints is not None:  # breakpoints set since the action began count too
+                breakpoints = self.live_breakpoints()
+                lines = stop_lines(action, breakpoints)
             if taken < budget:
                 step = Action(kind=single_step_kind(self.facts, start, state, breakpoints, follow))
                 state = yield from self.predict_steps(step)

@@ -36,6 +36,7 @@ from model_backend.worker import protocol as proto
 log = logging.getLogger("model_backend.worker.client")
 
 TOKEN_ENV = "NDB_WORKER_TOKEN"
+INTERRUPT_POLL_S = 0.05  # how often a step's wait looks at the engine's interrupt (a pause)
 
 
 class WorkerError(EngineError):
@@ -107,8 +108,12 @@ class WorkerClient:
             if self.on_disconnect is not None:
                 self.on_disconnect()
 
-    def request(self, make: Callable[[int], Any], timeout: float | None = None) -> proto.Response:
-        """Send the request `make(id)` and return its successful response (or raise WorkerError)."""
+    def request(self, make: Callable[[int], Any], timeout: float | None = None,
+                interrupt: threading.Event | None = None) -> proto.Response:
+        """Send the request `make(id)` and return its successful response (or raise WorkerError).
+
+        When `interrupt` is set (from another thread: a pause) while the answer is awaited, an `interrupt`
+        of the request's session is sent once: the worker then answers with the state reached so far."""
         try:
             request = make(next(self._ids))
         except ValidationError as exc:
@@ -121,10 +126,27 @@ class WorkerClient:
         ws = self.connect()
         limit = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + limit
+        session = getattr(request, "session", None)
+        watch = interrupt is not None and session is not None
         try:
             ws.send(payload)
             while True:
-                raw = ws.recv(timeout=max(0.0, deadline - time.monotonic()))
+                left = max(0.0, deadline - time.monotonic())
+                if watch:
+                    assert interrupt is not None and session is not None
+                    if interrupt.is_set():
+                        ws.send(proto.InterruptRequest(id=next(self._ids), op="interrupt",
+                                                       session=session).model_dump_json())
+                        watch = False  # once; its own answer is skipped below, as any other id
+                        continue
+                    try:
+                        raw = ws.recv(timeout=min(left, INTERRUPT_POLL_S))
+                    except TimeoutError:
+                        if time.monotonic() < deadline:
+                            continue
+                        raise
+                else:
+                    raw = ws.recv(timeout=left)
                 response = proto.Response.model_validate_json(raw)
                 if response.id == request.id:
                     break
@@ -200,7 +222,8 @@ class WorkerEngine(Engine):
         with self._lock:
             current = self.state
             response = self._in_session(lambda i, sid: proto.StepRequest(
-                id=i, op="step", session=sid, action=action, breakpoints=sorted(breakpoints)))
+                id=i, op="step", session=sid, action=action, breakpoints=sorted(breakpoints)),
+                interrupt=self.interrupt)
             state = response.state
             assert state is not None
             # Mirror the engine's own bookkeeping (NeuralEngine.step_steps) for re-opening later.
@@ -278,7 +301,7 @@ class WorkerEngine(Engine):
         self.notices.append(f"reconnected to the model worker at {self.url}; the session was re-opened at the "
                             "current state")
 
-    def _in_session(self, make: Callable[[int, str], Any]) -> proto.Response:
+    def _in_session(self, make: Callable[[int, str], Any], interrupt: threading.Event | None = None) -> proto.Response:
         """Send a request of this session, re-opening the session first when it is gone.
 
         Sessions die with their connection, so re-opening (at the current state) is always safe: an
@@ -293,7 +316,7 @@ class WorkerEngine(Engine):
                     if self.session is None:
                         self._reopen()
                         reopened = True
-                    return self.client.request(lambda i: make(i, self._sid()))
+                    return self.client.request(lambda i: make(i, self._sid()), interrupt=interrupt)
                 except WorkerUnavailable as exc:
                     if not exc.stale or attempt:
                         raise
@@ -303,7 +326,7 @@ class WorkerEngine(Engine):
                         self._reopen()
                         self.notices[-1] = (f"the model worker had closed the session ({exc}); it was re-opened "
                                             "at the current state")
-                        return self.client.request(lambda i: make(i, self._sid()))
+                        return self.client.request(lambda i: make(i, self._sid()), interrupt=interrupt)
                     if exc.code == "timeout":
                         self.session = None
                     raise

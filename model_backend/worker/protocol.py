@@ -93,6 +93,15 @@ class SampleRequest(_Request):
     k: int = Field(default=4, ge=1, le=MAX_SAMPLES)
 
 
+class InterruptRequest(_Request):
+    """Stop the session's step under way (a followed continue can walk a loop for minutes) at the next
+    state it reaches, which its `step` answer then carries, as a pause in the debugger. Answered at once;
+    nothing happens when no step runs. The next request of the session starts afresh."""
+
+    op: Literal["interrupt"]
+    session: str
+
+
 class HealthRequest(_Request):
     op: Literal["health"]
 
@@ -103,7 +112,8 @@ class CloseRequest(_Request):
 
 
 Request = Annotated[
-    OpenRequest | StepRequest | SetVariableRequest | GotoRequest | SampleRequest | HealthRequest | CloseRequest,
+    OpenRequest | StepRequest | SetVariableRequest | GotoRequest | SampleRequest | InterruptRequest | HealthRequest
+    | CloseRequest,
     Field(discriminator="op"),
 ]
 REQUEST_ADAPTER: TypeAdapter[Request] = TypeAdapter(Request)

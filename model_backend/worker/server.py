@@ -28,6 +28,7 @@ import logging
 import os
 import secrets
 import signal
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Generator
@@ -63,6 +64,7 @@ class SessionEngine(Protocol):
     def set_variable_steps(self, name: str, value: str) -> Generator[Any, Any, State]: ...
     def goto_steps(self, line: int) -> Generator[Any, Any, State]: ...
     def sample_steps(self, action: Any, k: int) -> Generator[Any, Any, list[State]]: ...
+    interrupt: threading.Event | None  # set: the step under way stops at the next state (Engine.interrupt)
 
 
 class Backend(Protocol):
@@ -291,6 +293,12 @@ class WorkerServer:
             self._drop(session, None)
             return proto.Response(id=request.id, ok=True, session=session.id)
         engine = session.engine
+        if isinstance(request, proto.InterruptRequest):  # not in turn: the step it stops holds the lock
+            if engine.interrupt is not None:
+                engine.interrupt.set()
+            return proto.Response(id=request.id, ok=True, session=session.id)
+        if engine.interrupt is not None:  # before any await: an interrupt sent after this request finds it set
+            engine.interrupt.clear()
         op: Generator[Any, Any, Any]
         if isinstance(request, proto.StepRequest):
             op = engine.step_steps(request.action, frozenset(request.breakpoints))
@@ -321,6 +329,7 @@ class WorkerServer:
         except ProgramError as exc:
             raise RequestFailed("bad_request", str(exc)) from None
         engine = self.backend.new_engine()
+        engine.interrupt = threading.Event()
         if request.at == "state":
             if not request.history:
                 raise RequestFailed("bad_request", "at='state' needs the current state as the last item of history")

@@ -23,6 +23,7 @@ const REPO_ROOT = path.resolve(EXTENSION_ROOT, '..');
 const PYTHON = process.env.NEURAL_DEBUG_PYTHON || path.join(REPO_ROOT, '.venv', 'bin', 'python');
 const SAMPLE = path.join(EXTENSION_ROOT, 'test', 'fixtures', 'sample.py');
 const SPIN = path.join(EXTENSION_ROOT, 'test', 'fixtures', 'spin.py'); // a loop the model walks for minutes
+const LINE_SPIN_HEADER = 3; // while i < limit:
 const LINE_SPIN_BODY = 4; // i += 1
 const DEBUG_TYPE = 'neural-debug';
 
@@ -249,7 +250,7 @@ describe('Python adapter through DebugClient (oracle engine)', function () {
     }
   });
 
-  it('the neural engine: Pause stops a long predicted continue; an inference shows cancellable progress', async function () {
+  it('the neural engine: Pause stops a long predicted continue; an inference shows cancellable progress; a breakpoint set while it runs stops it', async function () {
     this.timeout(300000);
     // As VS Code does: it shows progress reports, with a Cancel button that sends `cancel` with the progressId.
     await dc.initializeRequest({ adapterID: DEBUG_TYPE, linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path', supportsProgressReporting: true });
@@ -290,6 +291,19 @@ describe('Python adapter through DebugClient (oracle engine)', function () {
     await ended;
     const again = await dc.stackTraceRequest({ threadId: 1 });
     assert.equal(again.body.stackFrames[0].line, stack.body.stackFrames[0].line, 'the paused state is kept');
+
+    // As a user clicks the gutter while the program runs: the breakpoint is answered at once, and the
+    // continue under way stops on it (the loop header, where no breakpoint was before).
+    await dc.continueRequest({ threadId: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const hit = dc.waitForEvent('stopped', 60000);
+    const set = await dc.setBreakpointsRequest({ source: { path: SPIN }, breakpoints: [{ line: LINE_SPIN_HEADER }] });
+    assert.equal(set.body.breakpoints[0].verified, true);
+    const stopped = (await hit) as DebugProtocol.StoppedEvent;
+    assert.equal(stopped.body.reason, 'breakpoint');
+    assert.deepEqual(stopped.body.hitBreakpointIds, [set.body.breakpoints[0].id]);
+    const there = await dc.stackTraceRequest({ threadId: 1 });
+    assert.equal(there.body.stackFrames[0].line, LINE_SPIN_HEADER);
   });
 });
 
