@@ -7,6 +7,7 @@ subprocesses (`python -m model_backend.worker worker --port 0`), with one torch 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -470,19 +471,30 @@ def test_killed_worker_then_restarted(checkpoint: Path, loaded: LoadedModel) -> 
         w.stop()
 
 
-def test_request_timeout_is_typed_and_the_session_reopens(checkpoint: Path, loaded: LoadedModel) -> None:
-    """In process (a timeout this short would fail every request of a subprocess worker too)."""
+@contextlib.contextmanager
+def in_process_worker(model: str | None, request_timeout_s: float = 300.0) -> Iterator[Any]:
+    """A WorkerServer on loopback in this process (its event loop on a thread); yields the server."""
     from model_backend.worker.server import TransformersBackend, WorkerConfig, WorkerServer
 
-    backend = TransformersBackend(str(checkpoint))
-    server = WorkerServer(backend, WorkerConfig(port=0, request_timeout_s=30))
+    backend = TransformersBackend(model)
+    server = WorkerServer(backend, WorkerConfig(port=0, request_timeout_s=request_timeout_s))
     loop = asyncio.new_event_loop()
     stop = loop.create_future()
     ready = threading.Event()
     thread = threading.Thread(target=lambda: loop.run_until_complete(server.serve(lambda _: ready.set(), stop)))
     thread.start()
     try:
-        assert ready.wait(30)
+        assert ready.wait(60)
+        yield server
+    finally:
+        loop.call_soon_threadsafe(stop.set_result, None)
+        thread.join(30)
+        backend.close()
+
+
+def test_request_timeout_is_typed_and_the_session_reopens(checkpoint: Path, loaded: LoadedModel) -> None:
+    """In process (a timeout this short would fail every request of a subprocess worker too)."""
+    with in_process_worker(str(checkpoint), request_timeout_s=30) as server:
         engine = WorkerEngine(f"ws://127.0.0.1:{server.port}")
         engine.start(programs()[0])
         server.config.request_timeout_s = 1e-6
@@ -493,28 +505,14 @@ def test_request_timeout_is_typed_and_the_session_reopens(checkpoint: Path, load
         assert engine.step(Action(kind="step_into")).error is None  # re-opened at the current state
         assert server.health().sessions == 1
         engine.close()
-    finally:
-        loop.call_soon_threadsafe(stop.set_result, None)
-        thread.join(30)
-        backend.close()
 
 
 def test_an_interrupt_stops_a_followed_continue_on_the_worker() -> None:
     """A pause in the adapter sets the engine's interrupt; over a worker it is sent as an `interrupt` while
     the step's answer is awaited, and the worker's session stops at the next state. The shipped model, in
     process, walking a loop it cannot finish soon (followed continue, 128 single steps, then a jump)."""
-    from model_backend.worker.server import TransformersBackend, WorkerConfig, WorkerServer
-
     spin = "def spin(limit):\n    i = 0\n    while i < limit:\n        i += 1\n    return i\n\n\nspin(1000)\n"
-    backend = TransformersBackend(None)
-    server = WorkerServer(backend, WorkerConfig(port=0))
-    loop = asyncio.new_event_loop()
-    stop = loop.create_future()
-    ready = threading.Event()
-    thread = threading.Thread(target=lambda: loop.run_until_complete(server.serve(lambda _: ready.set(), stop)))
-    thread.start()
-    try:
-        assert ready.wait(60)
+    with in_process_worker(None) as server:
         engine = WorkerEngine(f"ws://127.0.0.1:{server.port}")
         engine.interrupt = threading.Event()
         engine.start(Program(source=spin, path="spin.py", entry="spin(1000)"))
@@ -530,10 +528,6 @@ def test_an_interrupt_stops_a_followed_continue_on_the_worker() -> None:
         after = engine.step(Action(kind="step_into"))  # the session goes on from where it stopped
         assert after.error is None and after.exit is None
         engine.close()
-    finally:
-        loop.call_soon_threadsafe(stop.set_result, None)
-        thread.join(30)
-        backend.close()
 
 
 # ---- the debug adapter over a worker ----------------------------------------------------------------
