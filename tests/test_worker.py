@@ -507,15 +507,17 @@ def test_request_timeout_is_typed_and_the_session_reopens(checkpoint: Path, load
         engine.close()
 
 
+SPIN = "def spin(limit):\n    i = 0\n    while i < limit:\n        i += 1\n    return i\n\n\nspin(1000)\n"
+
+
 def test_an_interrupt_stops_a_followed_continue_on_the_worker() -> None:
     """A pause in the adapter sets the engine's interrupt; over a worker it is sent as an `interrupt` while
     the step's answer is awaited, and the worker's session stops at the next state. The shipped model, in
     process, walking a loop it cannot finish soon (followed continue, 128 single steps, then a jump)."""
-    spin = "def spin(limit):\n    i = 0\n    while i < limit:\n        i += 1\n    return i\n\n\nspin(1000)\n"
     with in_process_worker(None) as server:
         engine = WorkerEngine(f"ws://127.0.0.1:{server.port}")
         engine.interrupt = threading.Event()
-        engine.start(Program(source=spin, path="spin.py", entry="spin(1000)"))
+        engine.start(Program(source=SPIN, path="spin.py", entry="spin(1000)"))
         pause = threading.Timer(1.0, engine.interrupt.set)
         pause.start()
         began = time.monotonic()
@@ -527,6 +529,30 @@ def test_an_interrupt_stops_a_followed_continue_on_the_worker() -> None:
         engine.interrupt.clear()  # as the adapter does before the next command
         after = engine.step(Action(kind="step_into"))  # the session goes on from where it stopped
         assert after.error is None and after.exit is None
+        engine.close()
+
+
+def test_a_breakpoint_set_during_a_followed_continue_reaches_the_worker() -> None:
+    """The adapter sets `live_breakpoints` for the length of a step; over a worker, lines that change
+    while the step's answer is awaited are sent as `breakpoints`, and the worker's step stops on them."""
+    with in_process_worker(None) as server:
+        engine = WorkerEngine(f"ws://127.0.0.1:{server.port}")
+        engine.start(Program(source=SPIN, path="spin.py", entry="spin(1000)"))
+        lines: frozenset[int] = frozenset()
+        engine.live_breakpoints = lambda: lines
+
+        def set_one() -> None:
+            nonlocal lines
+            lines = frozenset({4})  # the loop's body
+
+        setter = threading.Timer(1.0, set_one)
+        setter.start()
+        began = time.monotonic()
+        state = engine.step(Action(kind="continue"))  # started with no breakpoint
+        took = time.monotonic() - began
+        setter.join()
+        assert state.event == "line" and state.line == 4 and state.function == "spin", state
+        assert took < 10, took  # without it: 128 single steps (about 20 s), then a jump to the end
         engine.close()
 
 

@@ -36,7 +36,7 @@ from model_backend.worker import protocol as proto
 log = logging.getLogger("model_backend.worker.client")
 
 TOKEN_ENV = "NDB_WORKER_TOKEN"
-INTERRUPT_POLL_S = 0.05  # how often a step's wait looks at the engine's interrupt (a pause)
+WATCH_POLL_S = 0.05  # how often a step's wait looks at the engine's interrupt and the IDE's breakpoints
 
 
 class WorkerError(EngineError):
@@ -109,11 +109,14 @@ class WorkerClient:
                 self.on_disconnect()
 
     def request(self, make: Callable[[int], Any], timeout: float | None = None,
-                interrupt: threading.Event | None = None) -> proto.Response:
+                interrupt: threading.Event | None = None,
+                live_breakpoints: Callable[[], frozenset[int]] | None = None) -> proto.Response:
         """Send the request `make(id)` and return its successful response (or raise WorkerError).
 
-        When `interrupt` is set (from another thread: a pause) while the answer is awaited, an `interrupt`
-        of the request's session is sent once: the worker then answers with the state reached so far."""
+        While a step's answer is awaited, two things from other threads reach it: `interrupt` set (a
+        pause) sends an `interrupt` of the session, once, and the worker then answers with the state
+        reached so far; `live_breakpoints()` differing from the lines last sent (a breakpoint set in the
+        IDE) sends them as `breakpoints`."""
         try:
             request = make(next(self._ids))
         except ValidationError as exc:
@@ -127,26 +130,32 @@ class WorkerClient:
         limit = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + limit
         session = getattr(request, "session", None)
-        watch = interrupt is not None and session is not None
+        watch = session is not None and (interrupt is not None or live_breakpoints is not None)
+        interrupted = False
+        lines_sent = frozenset(getattr(request, "breakpoints", ()))
         try:
             ws.send(payload)
             while True:
                 left = max(0.0, deadline - time.monotonic())
-                if watch:
-                    assert interrupt is not None and session is not None
-                    if interrupt.is_set():
+                if not watch:
+                    raw = ws.recv(timeout=left)
+                else:
+                    assert session is not None
+                    # Their own answers are skipped below, as any other id.
+                    if interrupt is not None and interrupt.is_set() and not interrupted:
+                        interrupted = True
                         ws.send(proto.InterruptRequest(id=next(self._ids), op="interrupt",
                                                        session=session).model_dump_json())
-                        watch = False  # once; its own answer is skipped below, as any other id
-                        continue
+                    if live_breakpoints is not None and (lines := live_breakpoints()) != lines_sent:
+                        lines_sent = lines
+                        ws.send(proto.BreakpointsRequest(id=next(self._ids), op="breakpoints", session=session,
+                                                         breakpoints=sorted(lines)).model_dump_json())
                     try:
-                        raw = ws.recv(timeout=min(left, INTERRUPT_POLL_S))
+                        raw = ws.recv(timeout=min(left, WATCH_POLL_S))
                     except TimeoutError:
                         if time.monotonic() < deadline:
                             continue
                         raise
-                else:
-                    raw = ws.recv(timeout=left)
                 response = proto.Response.model_validate_json(raw)
                 if response.id == request.id:
                     break
@@ -223,7 +232,7 @@ class WorkerEngine(Engine):
             current = self.state
             response = self._in_session(lambda i, sid: proto.StepRequest(
                 id=i, op="step", session=sid, action=action, breakpoints=sorted(breakpoints)),
-                interrupt=self.interrupt)
+                interrupt=self.interrupt, live_breakpoints=self.live_breakpoints)
             state = response.state
             assert state is not None
             # Mirror the engine's own bookkeeping (NeuralEngine.step_steps) for re-opening later.
@@ -301,7 +310,8 @@ class WorkerEngine(Engine):
         self.notices.append(f"reconnected to the model worker at {self.url}; the session was re-opened at the "
                             "current state")
 
-    def _in_session(self, make: Callable[[int, str], Any], interrupt: threading.Event | None = None) -> proto.Response:
+    def _in_session(self, make: Callable[[int, str], Any], interrupt: threading.Event | None = None,
+                    live_breakpoints: Callable[[], frozenset[int]] | None = None) -> proto.Response:
         """Send a request of this session, re-opening the session first when it is gone.
 
         Sessions die with their connection, so re-opening (at the current state) is always safe: an
@@ -316,7 +326,8 @@ class WorkerEngine(Engine):
                     if self.session is None:
                         self._reopen()
                         reopened = True
-                    return self.client.request(lambda i: make(i, self._sid()), interrupt=interrupt)
+                    return self.client.request(lambda i: make(i, self._sid()), interrupt=interrupt,
+                                               live_breakpoints=live_breakpoints)
                 except WorkerUnavailable as exc:
                     if not exc.stale or attempt:
                         raise
@@ -326,7 +337,8 @@ class WorkerEngine(Engine):
                         self._reopen()
                         self.notices[-1] = (f"the model worker had closed the session ({exc}); it was re-opened "
                                             "at the current state")
-                        return self.client.request(lambda i: make(i, self._sid()), interrupt=interrupt)
+                        return self.client.request(lambda i: make(i, self._sid()), interrupt=interrupt,
+                                                   live_breakpoints=live_breakpoints)
                     if exc.code == "timeout":
                         self.session = None
                     raise

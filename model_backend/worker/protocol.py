@@ -102,6 +102,15 @@ class InterruptRequest(_Request):
     session: str
 
 
+class BreakpointsRequest(_Request):
+    """The IDE's breakpoint lines changed while the session's step runs (a breakpoint set during a long
+    continue): the step stops on the new ones from its next single step. Answered at once."""
+
+    op: Literal["breakpoints"]
+    session: str
+    breakpoints: list[int] = Field(default_factory=list, max_length=10_000)
+
+
 class HealthRequest(_Request):
     op: Literal["health"]
 
@@ -112,8 +121,8 @@ class CloseRequest(_Request):
 
 
 Request = Annotated[
-    OpenRequest | StepRequest | SetVariableRequest | GotoRequest | SampleRequest | InterruptRequest | HealthRequest
-    | CloseRequest,
+    OpenRequest | StepRequest | SetVariableRequest | GotoRequest | SampleRequest | InterruptRequest
+    | BreakpointsRequest | HealthRequest | CloseRequest,
     Field(discriminator="op"),
 ]
 REQUEST_ADAPTER: TypeAdapter[Request] = TypeAdapter(Request)

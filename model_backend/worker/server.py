@@ -65,6 +65,7 @@ class SessionEngine(Protocol):
     def goto_steps(self, line: int) -> Generator[Any, Any, State]: ...
     def sample_steps(self, action: Any, k: int) -> Generator[Any, Any, list[State]]: ...
     interrupt: threading.Event | None  # set: the step under way stops at the next state (Engine.interrupt)
+    live_breakpoints: Callable[[], frozenset[int]] | None  # read before each single step (Engine.live_breakpoints)
 
 
 class Backend(Protocol):
@@ -145,6 +146,7 @@ class Session:
     owner: int  # connection id
     last_used: float = field(default_factory=time.monotonic)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    breakpoints: frozenset[int] = frozenset()  # the IDE's lines for the step under way (`breakpoints` updates them)
 
 
 class RequestFailed(Exception):
@@ -293,15 +295,20 @@ class WorkerServer:
             self._drop(session, None)
             return proto.Response(id=request.id, ok=True, session=session.id)
         engine = session.engine
-        if isinstance(request, proto.InterruptRequest):  # not in turn: the step it stops holds the lock
+        # These two act on the step under way, so they are not taken in turn (that step holds the lock).
+        if isinstance(request, proto.InterruptRequest):
             if engine.interrupt is not None:
                 engine.interrupt.set()
+            return proto.Response(id=request.id, ok=True, session=session.id)
+        if isinstance(request, proto.BreakpointsRequest):
+            session.breakpoints = frozenset(request.breakpoints)
             return proto.Response(id=request.id, ok=True, session=session.id)
         if engine.interrupt is not None:  # before any await: an interrupt sent after this request finds it set
             engine.interrupt.clear()
         op: Generator[Any, Any, Any]
         if isinstance(request, proto.StepRequest):
-            op = engine.step_steps(request.action, frozenset(request.breakpoints))
+            session.breakpoints = frozenset(request.breakpoints)
+            op = engine.step_steps(request.action, session.breakpoints)
         elif isinstance(request, proto.SetVariableRequest):
             op = engine.set_variable_steps(request.name, request.value)
         elif isinstance(request, proto.GotoRequest):
@@ -337,6 +344,7 @@ class WorkerServer:
         else:
             op = engine.start_steps(request.program, request.at, request.known_exit)
         session = Session(id=secrets.token_hex(16), engine=engine, owner=conn)
+        engine.live_breakpoints = lambda: session.breakpoints
         state = await self._run(session, op, registered=False)
         self.sessions[session.id] = session
         return proto.Response(id=request.id, ok=True, session=session.id, state=state)
