@@ -188,6 +188,7 @@ class DebugCore:
         # Set from another thread to pause the command that runs (the DAP pause request, Ctrl-C in the
         # terminal); whoever starts a command clears it first. Shared with the engine (Engine.interrupt).
         self.interrupt = threading.Event()
+        self._step_lines: frozenset[int] = frozenset()  # the breakpoint lines the last engine step could stop on
 
     # ---- lifecycle -----------------------------------------------------------------------------
     def launch(self, program: str, entry: str | None = None, engine: str = "neural", model: str | None = None,
@@ -374,12 +375,20 @@ class DebugCore:
     def _engine_step(self, kind: ActionKind, outputs: list[Output], reverse: bool = False) -> State:
         assert self.engine is not None
         bps = frozenset() if reverse else self.breakpoints.active_lines()
+        seen = set(bps)
+
+        def lines_now() -> frozenset[int]:
+            now = self.breakpoints.active_lines()
+            seen.update(now)
+            return now
+
         # A breakpoint set while the step runs (DAP's setBreakpoints is answered at once then) stops it too.
-        self.engine.live_breakpoints = None if reverse else self.breakpoints.active_lines
+        self.engine.live_breakpoints = None if reverse else lines_now
         try:
             state = self.engine.step(Action(kind=kind), breakpoints=bps)
         finally:
             self.engine.live_breakpoints = None
+            self._step_lines = frozenset(seen)
         self._state = state
         drain = getattr(self.engine, "drain_notices", None)  # e.g. the model worker client's reconnections
         if drain is not None:
@@ -508,7 +517,9 @@ class DebugCore:
 
         `resuming`: the command was interrupted by a breakpoint that did not fire and is being finished.
         """
-        at_breakpoint = state.event == "line" and state.line in self.breakpoints.active_lines()
+        # A line that was a breakpoint's during the step counts, though it may be gone now (removed while
+        # the step ran): the engine stopped there for it, so a continue goes on.
+        at_breakpoint = state.event == "line" and state.line in self.breakpoints.active_lines() | self._step_lines
         if kind == "stepIn":
             return True
         if kind == "continue":

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from model_backend.engine import infer  # noqa: E402
-from model_backend.engine.neural import create_neural_engine  # noqa: E402
+from model_backend.engine.neural import NeuralEngine, create_neural_engine  # noqa: E402
 from model_backend.eval.cruxeval import score  # noqa: E402
 
 
@@ -30,10 +30,13 @@ def main() -> None:
     parser.add_argument("--model", default=None)
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--temperature", type=float, default=1.0, help="of the sampled jumps")
     args = parser.parse_args()
     problems = [json.loads(line) for line in Path(args.problems).read_text().splitlines() if line.strip()]
     problems = problems[: args.limit]
     engine = create_neural_engine(args.model)
+    assert isinstance(engine, NeuralEngine)
+    engine.sample_temperature = args.temperature
     greedy_ok = any_ok = 0
     began = time.time()
     for n, problem in enumerate(problems):
@@ -45,7 +48,7 @@ def main() -> None:
         print(n, problem["id"], "greedy", int(first), "any", int(any(passed)), f"of {len(proposals)}",
               repr(proposals[0].arguments if proposals else None)[:60], "| true", problem["input"][:60], flush=True)
     print(f"greedy {greedy_ok} any {any_ok} of {len(problems)} ({args.samples} samples) "
-          f"in {time.time() - began:.0f}s, model {args.model or 'default'}")
+          f"in {time.time() - began:.0f}s, model {args.model or 'default'}, temperature {args.temperature:g}")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import pytest
 
 from model_backend.engine.neural import LoadedModel, NeuralEngine
 from model_backend.program import Program
-from model_backend.state import Action
+from model_backend.state import Action, State
 from tests.dap_client import REPO, DapClient, stdio_session
 
 SPIN = "def spin(limit):\n    i = 0\n    while i < limit:\n        i += 1\n    return i\n\n\nspin(1000)\n"
@@ -71,6 +71,31 @@ def test_breakpoints_set_during_a_followed_action_stop_it(shipped: LoadedModel) 
     state = engine.step(Action(kind="continue"))  # started with no breakpoint at all
     assert state.event == "line" and state.line == LOOP_BODY and state.function == "spin"
     assert 3 <= engine.followed_steps < 40 and len(reads) == engine.followed_steps
+
+
+def test_a_breakpoint_removed_while_a_continue_runs_does_not_stop_it(tmp_path: Path) -> None:
+    """The engine can stop on a breakpoint's line just as the breakpoint is removed (the adapter sets
+    breakpoints from its reading thread while a continue runs): the continue goes on, as it would have
+    without that breakpoint, instead of stopping there. Deterministic: the oracle engine, with the
+    removal made at the end of its step."""
+    from dap_server.core import DebugCore
+    from model_backend.engine.oracle import OracleEngine
+
+    program = tmp_path / "count.py"
+    program.write_text("total = 0\nfor i in range(5):\n    total += i\nprint(total)\n")
+
+    class RemovedDuringTheStep(OracleEngine):
+        def step(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> State:
+            state = super().step(action, breakpoints)
+            core.set_breakpoints([])  # as a setBreakpoints handled while this step ran
+            return state
+
+    core = DebugCore(lambda name, model, worker: RemovedDuringTheStep())
+    core.launch(str(program), engine="oracle")
+    core.set_breakpoints([{"line": 3}])
+    stop = core.step("continue")  # the engine stops at line 3, for a breakpoint gone by then
+    assert stop.exited, (stop.reason, stop.state.line)
+    core.close()
 
 
 def test_a_pause_stops_a_long_predicted_continue_where_it_got_to(spin: Path) -> None:

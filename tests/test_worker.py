@@ -507,6 +507,21 @@ def test_request_timeout_is_typed_and_the_session_reopens(checkpoint: Path, load
         engine.close()
 
 
+def test_the_follow_steps_reach_the_workers_session(checkpoint: Path) -> None:
+    """The launch's followSteps (Engine.follow) travels with each step to the worker's session."""
+    with in_process_worker(str(checkpoint)) as server:
+        engine = WorkerEngine(f"ws://127.0.0.1:{server.port}")
+        engine.start(programs()[0])
+        (session,) = server.sessions.values()
+        engine.follow(7)
+        engine.step(Action(kind="step_into"))
+        assert session.engine.follow_steps == 7
+        engine.follow(0)
+        engine.step(Action(kind="step_into"))
+        assert session.engine.follow_steps == 0
+        engine.close()
+
+
 SPIN = "def spin(limit):\n    i = 0\n    while i < limit:\n        i += 1\n    return i\n\n\nspin(1000)\n"
 
 

@@ -103,10 +103,11 @@ class FrameDecoder:
     """
 
     def __init__(self, constraint: FrameConstraint, vocab: Vocabulary, sample: bool,
-                 generator: torch.Generator | None = None) -> None:
+                 generator: torch.Generator | None = None, temperature: float = 1.0) -> None:
         self.constraint = constraint
         self.vocab = vocab
         self.sample = sample
+        self.temperature = temperature  # of sampled choices (recorded log-probabilities are the model's own)
         self.generator = generator  # for sampled choices; None: torch's global generator
         self._by_id = vocab.special_by_id
         self._text: list[str] = [fmt.FRAME]
@@ -190,7 +191,7 @@ class FrameDecoder:
 
     def _pick(self, logits: torch.Tensor) -> int:
         if self.sample:
-            probs = torch.softmax(logits.float(), dim=-1)
+            probs = torch.softmax(logits.float() / self.temperature, dim=-1)
             draws = torch.multinomial(probs, num_samples=SAMPLE_DRAWS, replacement=False, generator=self.generator)
             specials = self._allowed_special_ids()
             for token_id in draws.tolist():

@@ -157,6 +157,7 @@ class NeuralEngine(StepwiseEngine):
         self.last_logits: torch.Tensor | None = None
         self.context_ids: list[int] = []  # the token ids in the cache, in order (for checks and tests)
         self.samples_drawn = 0
+        self.sample_temperature = 1.0  # of sampled predictions (sample_steps): below 1 closer to greedy
         self.search_branches = default_search_branches()  # 0: plain greedy
 
     # ---- interface: start/step/state/... come from StepwiseEngine, driven by run -------------------
@@ -337,7 +338,7 @@ class NeuralEngine(StepwiseEngine):
             generator = request_generator([*self.context_ids, self.m.special_ids[fmt.FRAME]], self.samples_drawn)
             self.samples_drawn += 1
         decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse, action, trail), self.m.vocabulary, sample,
-                               generator)
+                               generator, self.sample_temperature)
         decoder.record_branches = not sample and self.search_branches > 0
         yield from self._feed_steps([self.m.special_ids[fmt.FRAME]])
         frame_start = self._context_len()

@@ -214,6 +214,7 @@ class WorkerEngine(Engine):
         self._state: State | None = None
         self._lock = threading.RLock()
         self.notices: list[str] = []  # things the user should know (reconnections); see drain_notices
+        self.follow_steps: int | None = None  # sent with each step; None: the worker's default
 
     # ---- Engine ------------------------------------------------------------------------------------
     def start(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> State:
@@ -231,7 +232,8 @@ class WorkerEngine(Engine):
         with self._lock:
             current = self.state
             response = self._in_session(lambda i, sid: proto.StepRequest(
-                id=i, op="step", session=sid, action=action, breakpoints=sorted(breakpoints)),
+                id=i, op="step", session=sid, action=action, breakpoints=sorted(breakpoints),
+                follow_steps=self.follow_steps),
                 interrupt=self.interrupt, live_breakpoints=self.live_breakpoints)
             state = response.state
             assert state is not None
@@ -246,6 +248,13 @@ class WorkerEngine(Engine):
                     self.history = [*self.history, state][-proto.MAX_HISTORY:]
             self._state = state
             return state
+
+    def follow(self, steps: int) -> None:
+        """The worker's session follows actions one predicted step at a time like an in-process model
+        engine (Engine.follow): the count goes with each step."""
+        if steps < 0:
+            raise EngineError("the number of steps to follow cannot be negative")
+        self.follow_steps = steps
 
     def set_variable(self, name: str, value: str) -> State:
         with self._lock:

@@ -66,6 +66,9 @@ class StepRequest(_Request):
     session: str
     action: Action
     breakpoints: list[int] = Field(default_factory=list, max_length=10_000)
+    # Single predictions an action that runs through events may take before it ends in jumps (the
+    # debugger's followSteps); None: the worker's default.
+    follow_steps: int | None = Field(default=None, ge=0, le=100_000)
 
 
 class SetVariableRequest(_Request):

@@ -64,6 +64,7 @@ class SessionEngine(Protocol):
     def set_variable_steps(self, name: str, value: str) -> Generator[Any, Any, State]: ...
     def goto_steps(self, line: int) -> Generator[Any, Any, State]: ...
     def sample_steps(self, action: Any, k: int) -> Generator[Any, Any, list[State]]: ...
+    def follow(self, steps: int) -> None: ...
     interrupt: threading.Event | None  # set: the step under way stops at the next state (Engine.interrupt)
     live_breakpoints: Callable[[], frozenset[int]] | None  # read before each single step (Engine.live_breakpoints)
 
@@ -308,6 +309,8 @@ class WorkerServer:
         op: Generator[Any, Any, Any]
         if isinstance(request, proto.StepRequest):
             session.breakpoints = frozenset(request.breakpoints)
+            if request.follow_steps is not None:
+                engine.follow(request.follow_steps)
             op = engine.step_steps(request.action, session.breakpoints)
         elif isinstance(request, proto.SetVariableRequest):
             op = engine.set_variable_steps(request.name, request.value)
