@@ -299,7 +299,8 @@ class DAPSession:
             self._cancelled.discard(request.seq)
             self.respond(request.seq, command, success=False, message="cancelled")
             return
-        long_run = command in _LONG_RUNS
+        # (A noDebug run swaps the breakpoints out until it ends: nothing may set them meanwhile.)
+        long_run = command in _LONG_RUNS and not (self.launch_args is not None and self.launch_args.noDebug)
         if long_run:
             with self._runs_lock:
                 self._running = command
