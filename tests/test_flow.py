@@ -456,6 +456,56 @@ def test_the_grammar_keeps_a_diff_to_what_an_inert_line_binds() -> None:
     assert accepted(5, '{"..": "..", "y": "[]", "d": "defaultdict(<class \'list\'>, {3: [], 4: []})"}')
 
 
+BACK = "def f(xs, d):\n    n = 1\n    total = n + 2\n    xs.append(total)\n    return total\n"
+
+
+def test_a_step_back_changes_only_what_the_earlier_line_binds() -> None:
+    """inv_step_over from a line event to the line before it in the frame: the earlier state differs from
+    the later one only in what that line binds (`total = n + 2`, inert: not the list xs, not n), plus the
+    objects a line that calls may change (`xs.append(total)`: xs, still not n). A full dict stays free
+    (a first binding makes the earlier locals one: a diff cannot drop a name)."""
+    facts = ProgramFacts.of(Program(source=BACK, entry="f([], 'x')"))
+
+    def accepted(later_line: int, line: int, locals_text: str, action: str = "inv_step_over") -> bool:
+        later = State(event="line", line=later_line, stack=[StackFrame(function="f", line=later_line)],
+                      locals={"xs": "[3]" if later_line == 5 else "[]", "d": "'x'", "n": "1", "total": "3"})
+        constraint = FrameConstraint(facts, later, True, action)
+        constraint.push_frame_text(f"{fmt.EVENT_TOKENS[(True, 'line')]}{fmt.LINENO}{line}{fmt.SRC}{facts.lines[line]}"
+                                   f"{fmt.ARG}")
+        return constraint.accepts_text(locals_text.encode()) and bool(constraint.slot.feed(locals_text.encode()).complete)  # type: ignore[union-attr]
+
+    assert accepted(4, 3, '{"..": "..", "total": "7"}')
+    assert not accepted(4, 3, '{"..": "..", "n": "2"}')
+    assert not accepted(4, 3, '{"..": "..", "xs": "[1]"}')
+    assert accepted(4, 3, '{"xs": "[]", "d": "\'x\'", "n": "1"}')  # total not bound yet
+    assert accepted(5, 4, '{"..": "..", "xs": "[]"}')  # the append changed the list
+    assert not accepted(5, 4, '{"..": "..", "n": "0"}')
+    assert accepted(4, 3, '{"..": "..", "n": "2"}', action="inv_step_call")  # a jump: the rule is for steps
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_traced_step_back_between_lines_is_accepted(name: str) -> None:
+    """On the corpus traces: from every line event, the state inv_step_over and inv_step_into lead to (the
+    MDP's inverse transitions), written as the trace format writes it, is accepted whole by the grammar
+    after that action (the rule above included)."""
+    from model_backend.mdp import TraceMDP
+    from model_backend.state import Action
+
+    program, result = traced(name)
+    facts = ProgramFacts.of(program)
+    mdp = TraceMDP(result)
+    for position in range(len(mdp.nodes) - 1):
+        later = mdp.state(position)
+        if later.event != "line":
+            continue
+        for kind in ("inv_step_over", "inv_step_into"):
+            target, _ = mdp.step(position, Action(kind=kind))  # type: ignore[arg-type]
+            earlier = mdp.state(target)
+            constraint = FrameConstraint(facts, later, True, kind)
+            constraint.push_frame_text(fmt.frame_target(earlier, later, True)[len(fmt.FRAME):])
+            assert constraint.done, (kind, later.line, earlier.line)
+
+
 def test_the_lines_that_only_return_a_name() -> None:
     from model_backend.engine.flow import returned_names
 

@@ -1830,6 +1830,8 @@ class FrameConstraint:
         whose reprs hold theirs or are held in them.
         Dunder names (a class body's own) are always allowed. The frame's return event right after such
         a step is bound the same way (only the line's statement ran). None where the rule does not apply."""
+        if self.inverse:
+            return self._changeable_back()
         if self.event not in ("line", "return") or not self._step_from_line() or self.stack_written:
             return None
         prev = self.prev
@@ -1851,6 +1853,30 @@ class FrameConstraint:
             mutable = {name for name in mutable if not _builtin_value(prev.locals[name])
                        or any(prev.locals[name] in c or c in prev.locals[name] for c in changed)}
         return bound | self.facts.shared | mutable
+
+    def _changeable_back(self) -> frozenset[str] | None:
+        """_changeable backwards: after inv_step_into or inv_step_over from a line event to a line event of
+        the same frame (no stack written), the earlier state stands on the line being written, and the
+        later one shows what that line's statement left. So the earlier state differs only in what the
+        line can bind, what any call can rebind, and the values that may be mutable objects (none of
+        those when the line is inert and every name it reads holds a builtin value and is not bound by
+        it). A first binding or a `del` makes the earlier state's locals a full dict, which stays free;
+        a name the later state lacks may come back (the end of `except E as name:` deletes it).
+        None where the rule does not apply."""
+        prev = self.prev
+        if (self.action not in ("inv_step_into", "inv_step_over") or self.event != "line" or self.stack_written
+                or self.line is None or prev is None or prev.exit is not None or prev.event != "line"
+                or not prev.stack or prev.stack[-1].function in EXPRESSION_FRAMES):
+            return None
+        bound = self.facts.binds.get(self.line)
+        if bound is None:
+            return None
+        absent = frozenset(name for name in self.facts.locals_of(self._frame_function()) if name not in prev.locals)
+        reads = self.facts.inert.get(self.line)
+        if reads is not None and not reads & bound and all(_builtin_value(prev.locals.get(name)) for name in reads):
+            return bound | self.facts.shared | absent
+        mutable = {name for name, value in prev.locals.items() if not IMMUTABLE_REPR.fullmatch(value)}
+        return bound | self.facts.shared | absent | mutable
 
     def _call_site(self) -> tuple[State, tuple[int, str]] | None:
         """Where this frame is the call event that step_into reached from a line event: that state, and
