@@ -262,11 +262,13 @@ class DAPSession:
 
     def handled(self, item: dict[str, Any] | FramingError) -> None:
         """The session's thread has handled a message that `triage` queued."""
-        if isinstance(item, dict) and item.get("type") == "request" and item.get("command") in _RUN_COMMANDS:
-            with self._runs_lock:
+        if not isinstance(item, dict) or item.get("type") != "request":
+            return
+        command = item.get("command")
+        with self._runs_lock:
+            if command in _RUN_COMMANDS:
                 self._runs_pending -= 1
-        if isinstance(item, dict) and item.get("type") == "request" and item.get("command") == "setBreakpoints":
-            with self._runs_lock:
+            elif command == "setBreakpoints":
                 self._breakpoints_queued = max(0, self._breakpoints_queued - 1)
 
     def stop_running(self) -> None:

@@ -24,9 +24,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tests.corpus import SPIN  # noqa: E402
 from tests.dap_client import stdio_session  # noqa: E402
-
-SPIN = "def spin(limit):\n    i = 0\n    while i < limit:\n        i += 1\n    return i\n\n\nspin(1000)\n"
 
 
 def main() -> None:

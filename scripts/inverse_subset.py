@@ -13,6 +13,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from model_backend.data.build import ShardInfo
+
 
 def main() -> None:
     source, target = Path(sys.argv[1]), Path(sys.argv[2])
@@ -26,9 +28,9 @@ def main() -> None:
         data = "".join(lines).encode()
         shard.write_bytes(data)
         stats_path = shard.with_suffix(".stats.json")
-        stats = json.loads(stats_path.read_text(encoding="utf-8"))
-        stats["bytes"], stats["sha256"] = len(data), hashlib.sha256(data).hexdigest()  # what marks a shard complete
-        stats_path.write_text(json.dumps(stats, indent=2), encoding="utf-8")
+        info = ShardInfo.model_validate_json(stats_path.read_text(encoding="utf-8"))
+        info.bytes, info.sha256 = len(data), hashlib.sha256(data).hexdigest()  # what marks a shard complete
+        stats_path.write_text(info.model_dump_json(indent=2) + "\n", encoding="utf-8")
     print(f"{target}: {kept} inverse held-out trajectories")
 
 

@@ -12,6 +12,9 @@ from model_backend.sandbox import run_trace
 from model_backend.state import TraceResult
 
 PROGRAMS_DIR = Path(__file__).parent / "programs"
+# A loop the model walks one predicted step at a time for minutes (the pause, cancel and mid-run breakpoint
+# tests, VS Code's DebugClient test and scripts/bench_pause.py all use it).
+SPIN = (Path(__file__).resolve().parents[1] / "vscode-extension" / "test" / "fixtures" / "spin.py").read_text()
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ import pytest
 from model_backend.engine.neural import LoadedModel, NeuralEngine
 from model_backend.program import Program
 from model_backend.state import Action, State
+from tests.corpus import SPIN
 from tests.dap_client import REPO, DapClient, stdio_session
 
-SPIN = "def spin(limit):\n    i = 0\n    while i < limit:\n        i += 1\n    return i\n\n\nspin(1000)\n"
 LOOP_HEADER, LOOP_BODY = 3, 4
 
 

@@ -36,7 +36,7 @@ from model_backend.state import Action, State  # noqa: E402
 from model_backend.worker import protocol as proto  # noqa: E402
 from model_backend.worker.batching import BatchRunner, ragged_forward  # noqa: E402
 from model_backend.worker.client import WorkerEngine, WorkerError, WorkerUnavailable  # noqa: E402
-from tests.corpus import corpus  # noqa: E402
+from tests.corpus import SPIN, corpus  # noqa: E402
 from tests.worker_model import build_tiny_checkpoint  # noqa: E402
 
 pytestmark = pytest.mark.timeout(300)
@@ -520,9 +520,6 @@ def test_the_follow_steps_reach_the_workers_session(checkpoint: Path) -> None:
         engine.step(Action(kind="step_into"))
         assert session.engine.follow_steps == 0
         engine.close()
-
-
-SPIN = "def spin(limit):\n    i = 0\n    while i < limit:\n        i += 1\n    return i\n\n\nspin(1000)\n"
 
 
 def test_an_interrupt_stops_a_followed_continue_on_the_worker() -> None:
