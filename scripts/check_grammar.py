@@ -58,7 +58,7 @@ def main() -> None:
     data, split = sys.argv[1], sys.argv[2]
     limit = int(sys.argv[3]) if len(sys.argv) > 3 else None
     values = stacks = trajectories = names = run = frames = loop_steps = appends = stores = returns = ordered = comprehensions = truths = 0
-    computed = mutating = mutated = printed = silent = after_call = 0
+    computed = mutating = mutated = printed = silent = after_call = undone = preceded = 0
     refused_frames: list[str] = []
     refused_values: list[str] = []
     refused_stacks: list[str] = []
@@ -96,6 +96,8 @@ def main() -> None:
                     prev.line in facts.computed_returns)
                 caller = constraint._returned_to_caller()
                 after_call += caller is not None and constraint._value_after_call(caller, prev)[1] is not None
+                undone += bool(constraint._computed_back(keys))
+                preceded += constraint._preceding_lines() is not None
                 printed += bool(constraint._printed)
                 silent += constraint._printed == ""
                 mutating += (constraint._step_within_frame() or constraint.event == "return" and from_line) and (
@@ -131,7 +133,9 @@ def main() -> None:
           f"{mutating} steps from a line that changes objects only through names, "
           f"{mutated} steps changing a list or dict whose value after it the shown values tell, "
           f"{printed} steps whose printed text the shown values tell, {silent} steps that surely print nothing, "
-          f"{after_call} steps back to a line whose value with the one call's result the shown values tell)")
+          f"{after_call} steps back to a line whose value with the one call's result the shown values tell, "
+          f"{undone} inverse steps onto a line whose earlier value of what it changes the later values tell, "
+          f"{preceded} inverse steps onto a line that the later line can follow)")
     for item in refused_values[:20] + refused_stacks[:20] + refused_names[:20] + refused_frames[:20]:
         print("  ", repr(item))
 

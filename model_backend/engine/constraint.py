@@ -26,7 +26,14 @@ from typing import TypeVar
 
 from model_backend import safe_ast
 from model_backend import trace_format as fmt
-from model_backend.engine.deduce import iterable_elements, mutation_reprs, printed_text, value_repr
+from model_backend.engine.deduce import (
+    container_before,
+    iterable_elements,
+    mutation_reprs,
+    printed_text,
+    value_repr,
+    values_before,
+)
 from model_backend.engine.deduce import truth as deduced_truth
 from model_backend.engine.flow import (
     RETURNED,
@@ -450,6 +457,7 @@ CUT_REPR = 200  # the tracer cuts a longer repr there and adds "...", so its sha
 # One character repeated more than this in a row ends a value's repr: no value in our datasets has a run
 # longer than 42 (scripts/check_grammar.py), while a model that starts repeating one character (a
 # degenerate loop) would otherwise write it up to MAX_STRING times, in every variable of the frame.
+MAX_LOOP_BACK = 256  # elements a step back onto a loop's header follows from the first (more: left to the model)
 MAX_RUN = 64
 
 
@@ -1313,7 +1321,8 @@ class FrameConstraint:
     def _new_slot(self, kind: str | None) -> Slot | None:
         facts = self.facts
         if kind == "line":  # lines some frame of the program can be on
-            return Choice(frozenset(str(n).encode() for n in self._following_lines() or facts.frame_lines))
+            lines = self._following_lines() or self._preceding_lines() or facts.frame_lines
+            return Choice(frozenset(str(n).encode() for n in lines))
         if kind == "stack":
             outer = self._outer_after_inner if self.event == "line" else None
             return Choice(frozenset({outer[0]})) if outer is not None else Stack.for_frame(facts, self.line)
@@ -1342,7 +1351,8 @@ class FrameConstraint:
                               unique_keys=facts.unique_keys)
             forced, unchanged = self._forced_value(keys if diff_keys is None else diff_keys)
             # what the line itself binds: imported names, deduced values, a changed list or dict
-            bound_here = (self._imported(keys) or self._computed(keys) or self._mutated(keys)) if forced is None else ()
+            bound_here = (self._imported(keys) or self._computed(keys) or self._mutated(keys)
+                          or self._computed_back(keys)) if forced is None else ()
             pairs = (forced,) if forced is not None else (
                 self._call_arguments(keys) or self._comprehension_start(keys) or self._caller_after_return(keys)
                 or bound_here)
@@ -1414,6 +1424,35 @@ class FrameConstraint:
             return frozenset({self.prev.line})  # the comprehension stands on its one line
         return self._lines_after_step() if self._step_within_frame() else None
 
+    def _preceding_lines(self) -> frozenset[int] | None:
+        """_following_lines backwards: after inv_step_into or inv_step_over from a line event, landing on
+        a line event (which is of the same frame: any other frame's events would lie between them), the
+        lines that the later one can follow in their frame (flow.next_lines; a line flow.py does not
+        follow stays possible, and so does the later line: at the trace's first state, a step back stays
+        there). None where the rule does not apply."""
+        prev = self.prev
+        if (self.action not in ("inv_step_into", "inv_step_over") or self.event != "line" or prev is None
+                or prev.exit is not None or prev.event != "line" or prev.line is None or not prev.stack
+                or prev.stack[-1].function in EXPRESSION_FRAMES):
+            return None
+        later = prev.line
+        lines = frozenset(n for n in self.facts.frame_lines if n == later  # at the trace's start a step back stays
+                          or (following := self.facts.next_lines.get(n)) is None or later in following)
+        return frozenset(n for n in lines if n == later or self._test_may_lead_here(n))
+
+    def _test_may_lead_here(self, line: int) -> bool:
+        """Whether the earlier state may stand on `line`, as far as its test tells: an `if`, `elif` or
+        `while` header whose test the grammar computes (flow.truth_tests) binds nothing and changes
+        nothing, so it held the later state's values there, and on them the branch it takes must lead to
+        the later line (_truth_step, forward, from that header)."""
+        prev = self.prev
+        if line not in self.facts.truths or prev is None:
+            return True
+        frames = [*prev.stack[:-1], prev.stack[-1].model_copy(update={"line": line})]
+        at_test = prev.model_copy(update={"line": line, "stack": frames})
+        taken = FrameConstraint(self.facts, at_test, False, "step_over")._truth_step
+        return taken is None or prev.line in taken
+
     def _lines_after_step(self) -> frozenset[int] | None:
         """_following_lines, for the step from a line whatever event it lands on."""
         assert self.prev is not None and self.prev.line is not None
@@ -1451,14 +1490,7 @@ class FrameConstraint:
         starts = True if current is None and loop.unbound_means_start else self._loop_starts(loop)
         if starts is None or (not starts and not loop.round_known):
             return None
-        if loop.expression is not None:
-            bindings = self._expression_step(loop, starts)
-        elif loop.iterated is None:
-            bindings = self._range_step(loop, current, starts)
-        elif loop.counter is not None:
-            bindings = self._enumerate_step(loop, current, starts)
-        else:
-            bindings = self._element_step(loop, current, starts)
+        bindings = self._loop_bindings(loop, current, starts)
         if bindings is None:
             return None
         following = self.facts.next_lines.get(prev.line) or frozenset()
@@ -1466,6 +1498,16 @@ class FrameConstraint:
         if bindings and not any(first <= n <= last for n in following & self.facts.frame_lines):
             return None  # never the case for a loop flow.py follows; a dead end if it were
         return LoopStep(loop, bindings)
+
+    def _loop_bindings(self, loop: ForLoop, current: str | None, starts: bool) -> Bindings | None:
+        """What a step from the loop's header binds (none: it leaves), by the kind of loop."""
+        if loop.expression is not None:
+            return self._expression_step(loop, starts)
+        if loop.iterated is None:
+            return self._range_step(loop, current, starts)
+        if loop.counter is not None:
+            return self._enumerate_step(loop, current, starts)
+        return self._element_step(loop, current, starts)
 
     def _iterated_values(self, loop: ForLoop, name: str, starts: bool) -> list[str] | None:
         """The element reprs of the value `name` shows (constraint.shown_elements), where they tell what
@@ -1863,11 +1905,10 @@ class FrameConstraint:
         it). A first binding or a `del` makes the earlier state's locals a full dict, which stays free;
         a name the later state lacks may come back (the end of `except E as name:` deletes it).
         None where the rule does not apply."""
-        prev = self.prev
-        if (self.action not in ("inv_step_into", "inv_step_over") or self.event != "line" or self.stack_written
-                or self.line is None or prev is None or prev.exit is not None or prev.event != "line"
-                or not prev.stack or prev.stack[-1].function in EXPRESSION_FRAMES):
+        if not self._step_back_within_frame():
             return None
+        prev = self.prev
+        assert prev is not None and self.line is not None
         bound = self.facts.binds.get(self.line)
         if bound is None:
             return None
@@ -1877,6 +1918,94 @@ class FrameConstraint:
             return bound | self.facts.shared | absent
         mutable = {name for name, value in prev.locals.items() if not IMMUTABLE_REPR.fullmatch(value)}
         return bound | self.facts.shared | absent | mutable
+
+    def _step_back_within_frame(self) -> bool:
+        """inv_step_into or inv_step_over from a line event to a line event of the same frame (no stack
+        written): the earlier state stands on the line whose statement took it to the later one."""
+        prev = self.prev
+        return (self.action in ("inv_step_into", "inv_step_over") and self.event == "line" and not self.stack_written
+                and self.line is not None and prev is not None and prev.exit is None and prev.event == "line"
+                and bool(prev.stack) and prev.stack[-1].function not in EXPRESSION_FRAMES)
+
+    def _computed_back(self, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
+        """_computed and _mutated backwards: after such a step back onto a line that only computes one
+        name or changes one list or dict in a way that is one-to-one on its value (`x += c`, `s = t + s`,
+        `xs.append(v)`, `x = xs.pop()`, `counts[k] += 1`: deduce.value_before, deduce.container_before),
+        that name's value before the line, from the later state's values, as a (key, JSON) pair; empty
+        where the rule does not apply or the shown values do not tell."""
+        prev = self.prev
+        if not self._step_back_within_frame() or prev is None or prev.stack[-1].function in self.facts.suspending:
+            return ()
+        assert self.line is not None
+        if self.line in self.facts.loops:
+            return self._loop_back(keys)
+        pairs: tuple[tuple[str, str], ...] = ()
+        if self.line in self.facts.computed:
+            names, expression = self.facts.computed[self.line]
+            pairs = values_before(names, expression, prev.locals, _MAX_REPR)
+        elif self.line in self.facts.mutations:
+            container, statement, result = self.facts.mutations[self.line]
+            text = container_before(statement, container, result, prev.locals, _MAX_REPR)
+            pairs = ((container, text),) if text is not None else ()
+        if any(name.encode() not in keys for name, _ in pairs):
+            return ()
+        return tuple((name.encode(), fmt._json(text).encode()) for name, text in pairs)
+
+    def _loop_back(self, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
+        """_loop_step backwards, after a step back onto a `for` loop's header: the loop's variables
+        before the header ran, as (key, JSON) pairs. Leaving the loop binds nothing, so they held what the
+        later state shows. Going into the body, the header took the next element: the variables held the
+        element before the shown one. The elements come from the forward rule itself, from the first
+        (starting) on, while each has one successor (at most MAX_LOOP_BACK); nothing where the shown
+        element is the first (the loop may have started there, after any earlier value), where the
+        rule cannot follow the elements to the end, and where the element before is a list, a dict or
+        any object that is not a number, a string, a bool or None (the body may have changed it)."""
+        prev, line = self.prev, self.line
+        assert prev is not None and prev.line is not None and line is not None
+        loop = self.facts.loops[line]
+        names = (loop.counter, loop.target) if loop.counter is not None else (loop.target,)
+        later = tuple(prev.locals.get(name) for name in names)
+        if any(value is None or name.encode() not in keys for name, value in zip(names, later, strict=True)):
+            return ()
+        pairs = tuple((name.encode(), fmt._json(value).encode()) for name, value in zip(names, later, strict=True)
+                      if value is not None)
+        if not loop.body[0] <= prev.line <= loop.body[1]:
+            return pairs if prev.line in (self.facts.next_lines.get(line) or ()) else ()
+        if not loop.round_known:
+            return ()
+        at_header = prev.model_copy(update={"line": line})
+
+        def successors(values: tuple[str | None, ...], starts: bool) -> set[tuple[str, ...]] | None:
+            locals_ = {**prev.locals, **{n: v for n, v in zip(names, values, strict=True) if v is not None}}
+            forward = FrameConstraint(self.facts, at_header.model_copy(update={"locals": locals_}), False, "step_over")
+            bindings = forward._loop_bindings(loop, locals_.get(loop.target), starts)
+            if bindings is None:
+                return None
+            if not bindings:
+                return set()
+            taken = dict(bindings)
+            if any(len(taken[n]) != 1 for n in names):
+                return None
+            return {tuple(next(iter(taken[n])) for n in names)}
+
+        first = successors(later, True)
+        if not first or later in first:
+            return ()  # the loop may start here, whatever the variables held
+        elements = [first.pop()]
+        while True:  # to the loop's end: an element left out could be the shown one, after another
+            following = successors(elements[-1], False)
+            if following is None or len(elements) == MAX_LOOP_BACK:
+                return ()
+            if not following:
+                break
+            elements.append(following.pop())
+        before = {elements[i - 1] for i in range(1, len(elements)) if elements[i] == later}
+        if len(before) != 1:
+            return ()
+        (values,) = before
+        if not all(IMMUTABLE_REPR.fullmatch(value) for value in values):
+            return ()  # the body may have changed that element since the header took it
+        return tuple((name.encode(), fmt._json(value).encode()) for name, value in zip(names, values, strict=True))
 
     def _call_site(self) -> tuple[State, tuple[int, str]] | None:
         """Where this frame is the call event that step_into reached from a line event: that state, and
