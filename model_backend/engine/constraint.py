@@ -1955,11 +1955,12 @@ class FrameConstraint:
         """_loop_step backwards, after a step back onto a `for` loop's header: the loop's variables
         before the header ran, as (key, JSON) pairs. Leaving the loop binds nothing, so they held what the
         later state shows. Going into the body, the header took the next element: the variables held the
-        element before the shown one. The elements come from the forward rule itself, from the first
-        (starting) on, while each has one successor (at most MAX_LOOP_BACK); nothing where the shown
-        element is the first (the loop may have started there, after any earlier value), where the
-        rule cannot follow the elements to the end, and where the element before is a list, a dict or
-        any object that is not a number, a string, a bool or None (the body may have changed it)."""
+        element before the shown one (the same before each place the shown one holds). The elements are
+        those the forward rule reads (`for x in xs`), or follows from the first on, while each has one
+        successor (at most MAX_LOOP_BACK); nothing where the shown element may be the first (the loop
+        may have started there, after any earlier value), where the rule cannot tell the elements to
+        the end, and where the element before is a list, a dict or any object that is not a number, a
+        string, a bool or None (the body may have changed it)."""
         prev, line = self.prev, self.line
         assert prev is not None and prev.line is not None and line is not None
         loop = self.facts.loops[line]
@@ -1991,14 +1992,22 @@ class FrameConstraint:
         first = successors(later, True)
         if not first or later in first:
             return ()  # the loop may start here, whatever the variables held
-        elements = [first.pop()]
-        while True:  # to the loop's end: an element left out could be the shown one, after another
-            following = successors(elements[-1], False)
-            if following is None or len(elements) == MAX_LOOP_BACK:
+        elements: list[tuple[str, ...]]
+        if loop.iterated is not None and loop.counter is None and loop.expression is None:
+            # `for x in xs`: the elements xs shows, as _element_step reads them (repeated ones too)
+            shown = FrameConstraint(self.facts, at_header, False, "step_over")._iterated_values(loop, loop.iterated, False)
+            if shown is None or len(shown) > MAX_LOOP_BACK:
                 return ()
-            if not following:
-                break
-            elements.append(following.pop())
+            elements = [(value,) for value in shown]
+        else:  # a range, enumerate or expression: one element after another, by the forward rule
+            elements = [first.pop()]
+            while True:  # to the loop's end: an element left out could be the shown one, after another
+                following = successors(elements[-1], False)
+                if following is None or len(elements) == MAX_LOOP_BACK:
+                    return ()
+                if not following:
+                    break
+                elements.append(following.pop())
         before = {elements[i - 1] for i in range(1, len(elements)) if elements[i] == later}
         if len(before) != 1:
             return ()
