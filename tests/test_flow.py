@@ -592,9 +592,9 @@ def test_a_wrong_earlier_value_is_refused() -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_traced_step_back_between_lines_is_accepted(name: str) -> None:
-    """On the corpus traces: from every line event, the state inv_step_over and inv_step_into lead to (the
-    MDP's inverse transitions), written as the trace format writes it, is accepted whole by the grammar
-    after that action (the rule above included)."""
+    """On the corpus traces: from every line and return event, the state inv_step_over and inv_step_into
+    lead to (the MDP's inverse transitions), written as the trace format writes it, is accepted whole by
+    the grammar after that action (the rules for steps back included)."""
     from model_backend.mdp import TraceMDP
     from model_backend.state import Action
 
@@ -603,7 +603,7 @@ def test_every_traced_step_back_between_lines_is_accepted(name: str) -> None:
     mdp = TraceMDP(result)
     for position in range(len(mdp.nodes) - 1):
         later = mdp.state(position)
-        if later.event != "line":
+        if later.event not in ("line", "return"):
             continue
         for kind in ("inv_step_over", "inv_step_into"):
             target, _ = mdp.step(position, Action(kind=kind))  # type: ignore[arg-type]

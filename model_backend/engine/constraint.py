@@ -1921,11 +1921,11 @@ class FrameConstraint:
         return bound | self.facts.shared | absent | mutable
 
     def _step_back_within_frame(self) -> bool:
-        """inv_step_into or inv_step_over from a line event to a line event of the same frame (no stack
-        written): the earlier state stands on the line whose statement took it to the later one."""
+        """inv_step_into or inv_step_over from a line or return event to a line event of the same frame (no
+        stack written): the earlier state stands on the line whose statement took it to the later one."""
         prev = self.prev
         return (self.action in ("inv_step_into", "inv_step_over") and self.event == "line" and not self.stack_written
-                and self.line is not None and prev is not None and prev.exit is None and prev.event == "line"
+                and self.line is not None and prev is not None and prev.exit is None and prev.event in ("line", "return")
                 and bool(prev.stack) and prev.stack[-1].function not in EXPRESSION_FRAMES)
 
     def _computed_back(self, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
