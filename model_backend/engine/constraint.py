@@ -1426,12 +1426,12 @@ class FrameConstraint:
 
     def _preceding_lines(self) -> frozenset[int] | None:
         """_following_lines backwards: after inv_step_into or inv_step_over from a line event, landing on
-        a line event (which is of the same frame: any other frame's events would lie between them), the
+        a line event or an inv_line_call (of the same frame: any other frame's events would lie between them), the
         lines that the later one can follow in their frame (flow.next_lines; a line flow.py does not
         follow stays possible, and so does the later line in the outermost frame: at the trace's first
         state, a step back stays there). None where the rule does not apply."""
         prev = self.prev
-        if (self.action not in ("inv_step_into", "inv_step_over") or self.event != "line" or prev is None
+        if (self.action not in ("inv_step_into", "inv_step_over") or self.event not in ("line", "inv_line_call") or prev is None
                 or prev.exit is not None or prev.event != "line" or prev.line is None or not prev.stack
                 or prev.stack[-1].function in EXPRESSION_FRAMES):
             return None
@@ -1922,9 +1922,12 @@ class FrameConstraint:
 
     def _step_back_within_frame(self) -> bool:
         """inv_step_into or inv_step_over from a line or return event to a line event of the same frame (no
-        stack written): the earlier state stands on the line whose statement took it to the later one."""
+        stack written), or to its inv_line_call (the same line event, met first going back from a line
+        whose statement made calls): the earlier state stands on the line whose statement took it to the
+        later one."""
         prev = self.prev
-        return (self.action in ("inv_step_into", "inv_step_over") and self.event == "line" and not self.stack_written
+        return (self.action in ("inv_step_into", "inv_step_over") and self.event in ("line", "inv_line_call")
+                and not self.stack_written
                 and self.line is not None and prev is not None and prev.exit is None and prev.event in ("line", "return")
                 and bool(prev.stack) and prev.stack[-1].function not in EXPRESSION_FRAMES)
 
