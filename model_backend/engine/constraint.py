@@ -1428,15 +1428,16 @@ class FrameConstraint:
         """_following_lines backwards: after inv_step_into or inv_step_over from a line event, landing on
         a line event or an inv_line_call (of the same frame: any other frame's events would lie between them), the
         lines that the later one can follow in their frame (flow.next_lines; a line flow.py does not
-        follow stays possible, and so does the later line in the outermost frame: at the trace's first
-        state, a step back stays there). None where the rule does not apply."""
+        follow stays possible, and so does the later line in the module's frame alone: at the trace's
+        first state, a step back stays there). None where the rule does not apply."""
         prev = self.prev
         if (self.action not in ("inv_step_into", "inv_step_over") or self.event not in ("line", "inv_line_call") or prev is None
                 or prev.exit is not None or prev.event != "line" or prev.line is None or not prev.stack
                 or prev.stack[-1].function in EXPRESSION_FRAMES):
             return None
         later = prev.line
-        stays = later if len(prev.stack) == 1 else None  # at the trace's start (the outermost frame) a step back stays
+        # at the trace's start (the module's frame, alone on the stack) a step back stays where it is
+        stays = later if len(prev.stack) == 1 and prev.stack[0].function == "<module>" else None
         lines = frozenset(n for n in self.facts.frame_lines if n == stays
                           or (following := self.facts.next_lines.get(n)) is None or later in following)
         return frozenset(n for n in lines if n == stays or self._test_may_lead_here(n))
