@@ -83,3 +83,35 @@ def return_lines(source: str, function: str) -> list[int]:
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
             todo.extend(ast.iter_child_nodes(node))
     return sorted(lines) or [func.body[-1].lineno]
+
+
+def return_line(source: str, function: str, returned: str) -> int:
+    """The line input inference starts from, where `function` returned the value whose repr is
+    `returned` (which return ran is not known): the last `return LITERAL` line whose literal is that
+    value, else the last return line that is not a literal, else the last one. A `return LITERAL`
+    returns only that literal (`return 'pp'` never returns 'v'). ProgramError as return_lines."""
+    lines = return_lines(source, function)
+    try:
+        value = safe_ast.literal_eval(returned)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return lines[-1]
+    literals: dict[int, object] = {}
+    for node in ast.walk(safe_ast.parse(source)):
+        if isinstance(node, ast.Return) and node.lineno in lines:
+            try:
+                literals[node.lineno] = None if node.value is None else ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                literals[node.lineno] = _NOT_A_LITERAL
+    same = [n for n in lines if literals.get(n, _NOT_A_LITERAL) is not _NOT_A_LITERAL and _equal(literals[n], value)]
+    other = [n for n in lines if literals.get(n, _NOT_A_LITERAL) is _NOT_A_LITERAL]
+    return (same or other or lines)[-1]
+
+
+_NOT_A_LITERAL = object()
+
+
+def _equal(a: object, b: object) -> bool:
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except Exception:  # an odd comparison: say nothing
+        return False

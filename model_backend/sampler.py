@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from model_backend import trace_format as fmt
 from model_backend.mdp import BdbState, TraceMDP
-from model_backend.program import Program, ProgramError, return_lines
+from model_backend.program import Program, ProgramError, return_line
 from model_backend.state import Action, StackFrame, State, TraceResult
 
 POLICY_A = {"step_into": 0.35, "step_over": 0.1, "step_return": 0.2, "breakpoint": 0.1, "continue": 0.05}
@@ -145,8 +145,8 @@ def sample_inverse(
 
 def input_jump(program: Program, result: TraceResult, mdp: TraceMDP) -> Steps:
     """[(the entry's return with only its value known, inv_step_call), (the call, None)], the start written
-    as input inference writes it (engine/infer.py, `known_return`): on the function's last return line
-    (which return ran is not known), no locals, no output. [] when the trace does not end with the entry
+    as input inference writes it (engine/infer.py, `known_return`): on the last return line that can
+    return the value (program.return_line: which return ran is not known), no locals, no output. [] when the trace does not end with the entry
     function's own return (an exception, a script without an entry call)."""
     if result.exit != "normal":  # it raised: there is no return value to start from
         return []
@@ -155,7 +155,7 @@ def input_jump(program: Program, result: TraceResult, mdp: TraceMDP) -> Steps:
     if end.event != "return" or end.depth != 0 or end.function is None or position == 0:
         return []
     try:
-        line: int | None = return_lines(program.source, end.function)[-1]
+        line: int | None = return_line(program.source, end.function, end.value or "")
     except ProgramError:  # a method or a nested function as the entry: keep the line that ran
         line = end.line
     lines = program.lines

@@ -433,3 +433,20 @@ def test_which_model_proposes(tiny: LoadedModel, tmp_path: Path) -> None:
     else:
         assert shipped is None
     assert proposer_engine(create_neural_engine(), "model") is None
+
+
+def test_inference_starts_on_a_return_line_that_can_return_the_value() -> None:
+    """Which return ran is not known: a `return LITERAL` line whose literal is the value is the likeliest,
+    one whose literal is another value cannot be it, and otherwise the last line stands (as before)."""
+    from model_backend.sampler import hidden_entry
+
+    code = ("def f(seen, x):\n    if seen:\n        return 'pp'\n    if x:\n        return True\n"
+            "    return str(x) * 2\n")
+    program = Program(source=code, path="<t>", entry=hidden_entry("f()"))
+    assert known_return(program, "f", "'pp'").line == 3
+    assert known_return(program, "f", "True").line == 5
+    assert known_return(program, "f", "'00'").line == 6
+    assert known_return(program, "f", "1").line == 6  # 1 is not True: its repr differs
+    assert known_return(program, "f", "not a literal").line == 6
+    only = "def f(x):\n    if x:\n        return 1\n    return 2\n"
+    assert known_return(Program(source=only, path="<t>", entry=hidden_entry("f()")), "f", "3").line == 4

@@ -43,6 +43,7 @@ from pydantic import BaseModel
 from model_backend import safe_ast
 from model_backend.engine.base import Cancelled, Engine, EngineError, StepwiseEngine
 from model_backend.program import Program, ProgramError
+from model_backend.program import return_line as program_return_line
 from model_backend.program import return_lines as program_return_lines
 from model_backend.sampler import hidden_entry
 from model_backend.state import Action, StackFrame, State
@@ -157,8 +158,12 @@ def _repr_of(node: ast.expr) -> str:
 
 
 def known_return(program: Program, function: str, returned: str) -> State:
-    """The state an inference starts from: `function` returning `returned` on its last return line."""
-    line = return_lines(program.source, function)[-1]
+    """The state an inference starts from: `function` returning `returned` on the last of its return
+    lines that can return it (program.return_line)."""
+    try:
+        line = program_return_line(program.source, function, returned)
+    except ProgramError as exc:
+        raise EngineError(str(exc)) from None
     return State(
         event="return", line=line, function=function, source=program.lines[line - 1], value=returned,
         stack=[StackFrame(function=function, line=line)], depth=0,
