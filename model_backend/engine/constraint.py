@@ -457,6 +457,7 @@ CUT_REPR = 200  # the tracer cuts a longer repr there and adds "...", so its sha
 # One character repeated more than this in a row ends a value's repr: no value in our datasets has a run
 # longer than 42 (scripts/check_grammar.py), while a model that starts repeating one character (a
 # degenerate loop) would otherwise write it up to MAX_STRING times, in every variable of the frame.
+_NO_EVENT_LINE = re.compile(r"\s*(else|finally)\s*:\s*(#.*)?")  # a clause's header: no code, never a line event
 MAX_LOOP_BACK = 256  # elements a step back onto a loop's header follows from the first (more: left to the model)
 MAX_RUN = 64
 
@@ -1426,9 +1427,10 @@ class FrameConstraint:
 
     def _preceding_lines(self) -> frozenset[int] | None:
         """_following_lines backwards: after inv_step_into or inv_step_over from a line event, landing on
-        a line event or an inv_line_call (of the same frame: any other frame's events would lie between them), the
-        lines that the later one can follow in their frame (flow.next_lines; a line flow.py does not
-        follow stays possible, and so does the later line in the module's frame alone: at the trace's
+        a line event or an inv_line_call (of the same frame: any other frame's events would lie between
+        them), the lines that the later one can follow in their frame (flow.next_lines). A line flow.py
+        does not follow stays possible, but for an `else:` or `finally:` (a clause's header holds no
+        code and never has an event); so does the later line in the module's frame alone (at the trace's
         first state, a step back stays there). None where the rule does not apply."""
         prev = self.prev
         if (self.action not in ("inv_step_into", "inv_step_over") or self.event not in ("line", "inv_line_call") or prev is None
@@ -1438,9 +1440,14 @@ class FrameConstraint:
         later = prev.line
         # at the trace's start (the module's frame, alone on the stack) a step back stays where it is
         stays = later if len(prev.stack) == 1 and prev.stack[0].function == "<module>" else None
-        lines = frozenset(n for n in self.facts.frame_lines if n == stays
-                          or (following := self.facts.next_lines.get(n)) is None or later in following)
-        return frozenset(n for n in lines if n == stays or self._test_may_lead_here(n))
+
+        def may_precede(line: int) -> bool:
+            following = self.facts.next_lines.get(line)
+            if following is None:
+                return not _NO_EVENT_LINE.fullmatch(self.facts.lines.get(line, ""))
+            return later in following and self._test_may_lead_here(line)
+
+        return frozenset(n for n in self.facts.frame_lines if n == stays or may_precede(n))
 
     def _test_may_lead_here(self, line: int) -> bool:
         """Whether the earlier state may stand on `line`, as far as its test tells: an `if`, `elif` or
