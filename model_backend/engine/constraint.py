@@ -1457,10 +1457,16 @@ class FrameConstraint:
         prev = self.prev
         if line not in self.facts.truths or prev is None:
             return True
-        frames = [*prev.stack[:-1], prev.stack[-1].model_copy(update={"line": line})]
-        at_test = prev.model_copy(update={"line": line, "stack": frames})
-        taken = FrameConstraint(self.facts, at_test, False, "step_over")._truth_step
+        taken = FrameConstraint(self.facts, self._later_on(line), False, "step_over")._truth_step
         return taken is None or prev.line in taken
+
+    def _later_on(self, line: int) -> State:
+        """The later state as it would stand on `line` of its frame (the same values): where a forward
+        rule is asked what a step from that line does, for a step back onto it."""
+        prev = self.prev
+        assert prev is not None and prev.stack
+        frames = [*prev.stack[:-1], prev.stack[-1].model_copy(update={"line": line})]
+        return prev.model_copy(update={"line": line, "stack": frames})
 
     def _lines_after_step(self) -> frozenset[int] | None:
         """_following_lines, for the step from a line whatever event it lands on."""
@@ -1986,7 +1992,7 @@ class FrameConstraint:
             return pairs if prev.line in (self.facts.next_lines.get(line) or ()) else ()
         if not loop.round_known:
             return ()
-        at_header = prev.model_copy(update={"line": line})
+        at_header = self._later_on(line)
 
         def successors(values: tuple[str | None, ...], starts: bool) -> set[tuple[str, ...]] | None:
             locals_ = {**prev.locals, **{n: v for n, v in zip(names, values, strict=True) if v is not None}}

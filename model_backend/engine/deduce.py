@@ -596,14 +596,13 @@ def _key(index: ast.expr, namespace: Mapping[str, object]) -> object:
 _MAX_CANDIDATES = 200  # a list longer than this is left to the model (one candidate per position)
 
 
-def value_before(names: tuple[str, ...], expression: ast.expr, later: Mapping[str, str], max_repr: int) -> str | None:
+def value_before(name: str, expression: ast.expr, later: Mapping[str, str], max_repr: int) -> str | None:
     """For a line `NAME = EXPR` (flow.computed_values; `NAME op= EXPR` as `NAME op EXPR`) whose
     expression is NAME and another operand that does not read NAME, joined by +, -, *, ^: NAME's repr
     before the line, from the values `later` (name -> repr) shows after it. None where that does not
     tell: another shape, a float (rounding loses the earlier value), a value cut or not a literal."""
-    if len(names) != 1 or not isinstance(expression, ast.BinOp):
+    if not isinstance(expression, ast.BinOp):
         return None
-    (name,) = names
     left_is_name = isinstance(expression.left, ast.Name) and expression.left.id == name
     other = expression.right if left_is_name else expression.left
     if not (left_is_name or isinstance(expression.right, ast.Name) and expression.right.id == name):
@@ -633,7 +632,7 @@ def values_before(names: tuple[str, ...], expression: ast.expr, later: Mapping[s
     `later` shows after it, checked by computing the line forward again; a single name goes to
     value_before. Empty where that does not tell."""
     if len(names) == 1:
-        text = value_before(names, expression, later, max_repr)
+        text = value_before(names[0], expression, later, max_repr)
         return ((names[0], text),) if text is not None else ()
     if not isinstance(expression, ast.Tuple) or len(expression.elts) != len(names):
         return ()
@@ -648,7 +647,7 @@ def values_before(names: tuple[str, ...], expression: ast.expr, later: Mapping[s
             unknown = [n.id for n in ast.walk(element) if isinstance(n, ast.Name) and n.id in names and n.id not in before]
             if len(unknown) == 1:
                 earlier = {**later, **before}
-                text = value_before((unknown[0],), element, {**earlier, unknown[0]: later[name]}, max_repr)
+                text = value_before(unknown[0], element, {**earlier, unknown[0]: later[name]}, max_repr)
                 if text is not None:
                     before[unknown[0]] = text
     if set(before) != set(names):
