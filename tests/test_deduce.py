@@ -251,7 +251,32 @@ def test_a_value_and_its_repr_cut_as_the_tracer_cuts_it() -> None:
     assert value_repr(_expression("n - sum(lis)"), {"n": "19", "lis": "[5, 6]"}, 200) == "8"
     assert value_repr(_expression("s[::-1] + s"), {"s": "'ab'"}, 200) == "'baab'"
     assert value_repr(_expression("divmod(a, 3)"), {"a": "-7"}, 200) == "(-3, 2)"
-    assert value_repr(_expression("x * 2 + [0]"), {"x": "[1]"}, 200) is None  # `*` only between numbers
+    assert value_repr(_expression("x * 2 + [0]"), {"x": "[1]"}, 200) == "[1, 1, 0]"
+    assert value_repr(_expression("(n - len(s)) * 'z' + s"), {"n": "5", "s": "'abc'"}, 200) == "'zzabc'"
+    assert value_repr(_expression("'ab' * n"), {"n": "-2"}, 200) == "''"
+    assert value_repr(_expression("'ab' * n"), {"n": str(10**9)}, 200) is None  # too long
+    assert value_repr(_expression("x * 1.5"), {"x": "[1]"}, 200) is None  # raises
+
+
+@pytest.mark.parametrize(("source", "values"), [
+    ("s.title() + s.capitalize() + s.swapcase() + s.casefold()", {"s": "hello wORLD"}),
+    ("(s.istitle(), s.isascii(), s.isprintable(), s.rindex('l'))", {"s": "Hello\tWorld"}),
+    ("s.partition(sep) + s.rpartition(sep)", {"s": "a/b/c", "sep": "/"}),
+    ("[s.removeprefix('ab'), s.removesuffix('yz'), s.zfill(n), s.center(n, '*'), s.ljust(n), s.rjust(n)]",
+     {"s": "abxyz", "n": 9}),
+    ("s.expandtabs(n) + s.expandtabs()", {"s": "a\tbc\td", "n": 3}),
+    ("(xs.copy(), d.copy(), d.copy() == d)", {"xs": [1, [2]], "d": {"a": 1}}),
+])
+def test_the_methods_of_session_34_give_what_python_gives(source: str, values: dict[str, object]) -> None:
+    expected = eval(source, dict(values))  # noqa: S307 - the test's own constant expressions
+    assert value_repr(_expression(source), {name: repr(v) for name, v in values.items()}, 500) == repr(expected)
+
+
+def test_a_width_that_would_build_a_huge_text_is_left_to_the_model() -> None:
+    for source in ("s.zfill(n)", "s.center(n)", "s.ljust(n, '-')", "s.rjust(n)", "s.expandtabs(n)",
+                   "s.replace('a', s * 100)"):
+        assert value_repr(_expression(source), {"s": repr("a\t" * 60), "n": str(10**9)}, 200) is None, source
+    assert value_repr(_expression("s.zfill(n)"), {"s": "'7'", "n": "'3'"}, 200) is None  # raises
     assert value_repr(_expression("s + s"), {"s": repr("a" * 150)}, 200) == repr("a" * 300)[:200] + "..."
     assert value_repr(_expression("x / 3"), {"x": "1"}, 200) == repr(1 / 3)
 
@@ -296,7 +321,25 @@ def test_the_tests_and_values_it_computes() -> None:
     assert computed_values(ast.parse("class A:\n    pass\n" + COMPUTED))[1]  # an A prints as no literal: kept
 
 
+TEXTS = """\
+def banner(text, width, sep):
+    head, mid, tail = text.rpartition(sep)
+    title = head.title().center(width, '*') if head.istitle() else head.swapcase().zfill(width)
+    rows = [part.capitalize().ljust(width // 2) for part in text.split(sep)]
+    pad = (width - len(tail)) * '-' + tail.casefold()
+    copy = rows.copy()
+    line = sep.join(copy) * 2
+    return title + mid + pad + line.expandtabs(4).removeprefix('Ab')
+
+
+def main():
+    banner('ab/Cd\\tEf/gh', 12, '/')
+    banner('Hello World:x', 7, ':')
+"""
+
+
 @pytest.mark.parametrize(("program", "least"), [
+    ("TEXTS", {"computed": 20}),  # the str methods of session 34, and `*` of a string
     ("SPLITS", {"loops": 40, "comprehensions": 6}),  # over split, sorted(...items()), reversed(...), a slice
     ("COMPUTED", {"truths": 40, "computed": 20}),  # `while left < right and ...`, `left += 1`, `return n - ...`
 ])

@@ -19,6 +19,9 @@ from model_backend.engine import EngineError
 from model_backend.engine.infer import (
     Inference,
     Proposal,
+    _Checker,
+    _search,
+    as_argument,
     call_arguments,
     check,
     closeness,
@@ -28,6 +31,7 @@ from model_backend.engine.infer import (
     literal_arguments,
     propose,
     return_lines,
+    returned_as_argument,
     same_value,
     signature,
     value_edits,
@@ -253,7 +257,12 @@ def test_edits_search_best_first_from_the_closest_runs(tiny: LoadedModel) -> Non
         if edited:
             assert len(checked) == min(3, len(model)) and not any(p.confirmed for p in checked)
             closest = max(checked, key=lambda p: closeness(p.predicted_return, returned))  # the first of the best
-            assert edited[0].edit_of == closest.arguments
+            given = {a for p in checked for a in returned_as_argument(p.arguments, ast.literal_eval(returned))}
+            given -= {p.arguments for p in model}
+            if given:  # the known value in place of the argument goes first
+                assert edited[0].arguments in given
+            else:
+                assert edited[0].edit_of == closest.arguments
             before = [p.arguments for p in checked]
             for p in edited:
                 assert p.edit_of in before
@@ -261,6 +270,19 @@ def test_edits_search_best_first_from_the_closest_runs(tiny: LoadedModel) -> Non
         if confirmed:
             assert len(confirmed) == 1 and result.arguments == confirmed[0].arguments
             assert (edited or checked)[-1] is confirmed[0]
+
+
+def test_the_known_value_in_place_of_an_argument_is_the_first_edit() -> None:
+    """A function that returns an argument (here a prefix of it) is found by the first edit, whatever
+    the closeness of the other edits, and the known value is also tried in an argument's type."""
+    checker = _Checker(OracleEngine, TAKE, "f", "'abc'", deadline=None)
+    found = _search(checker, [Proposal(arguments="'xyz', 5", votes=1)], "'abc'", "abc", 1, 2, random.Random(0))
+    assert [p.arguments for p in found] == ["'abc', 5"] and found[0].confirmed
+    assert returned_as_argument("'xyz', 5", "abc") == ["'abc', 5"]
+    assert returned_as_argument("7, [1]", "800") == ["800, [1]", "7, ['8', '0', '0']"] and returned_as_argument("'a', 2", 12) == ["'12', 2", "'a', 12"]
+    assert as_argument((1, 2), [3]) == [[1, 2]] and as_argument(["a", "b"], "x") == ["ab"]
+    assert as_argument("ab", ["x"]) == [["a", "b"]] and as_argument([1], (2,)) == [(1,)]
+    assert as_argument("5", 5) == [] and as_argument("x5", 3) == [] and as_argument(None, 3) == []
 
 
 def test_neural_inference_runs_no_code(tiny: LoadedModel, tmp_path: Path) -> None:

@@ -35,11 +35,19 @@ _FUNCTIONS: dict[str, frozenset[str]] = {
 _METHODS: dict[type, frozenset[str]] = {
     str: frozenset({"split", "rsplit", "splitlines", "strip", "lstrip", "rstrip", "lower", "upper", "isdigit",
                     "isalpha", "isalnum", "isspace", "islower", "isupper", "isdecimal", "isnumeric",
-                    "isidentifier", "startswith", "endswith", "count", "find", "rfind", "index", "replace", "join"}),
-    list: frozenset({"count", "index"}),
+                    "isidentifier", "startswith", "endswith", "count", "find", "rfind", "index", "replace", "join",
+                    # since session 34
+                    "title", "capitalize", "swapcase", "casefold", "istitle", "isascii", "isprintable", "rindex",
+                    "partition", "rpartition", "removeprefix", "removesuffix", "zfill", "center", "ljust", "rjust",
+                    "expandtabs"}),
+    list: frozenset({"count", "index", "copy"}),
     tuple: frozenset({"count", "index"}),
-    dict: frozenset({"items", "keys", "values", "get"}),
+    dict: frozenset({"items", "keys", "values", "get", "copy"}),
 }
+# str methods whose result grows with an argument: (position of the width or tab size, whether the
+# result's length is that width, or the string's length times it)
+_WIDTHS = {"zfill": (0, "width"), "center": (0, "width"), "ljust": (0, "width"), "rjust": (0, "width"),
+           "expandtabs": (0, "times")}
 _METHOD_NAMES = frozenset().union(*_METHODS.values())
 READING_FUNCTIONS = frozenset(_FUNCTIONS)  # for flow.pure_functions: builtins that read their arguments
 READING_METHODS = _METHOD_NAMES
@@ -186,10 +194,23 @@ def shown_literal(text: str | None) -> object:
     return value
 
 
+class _Iterator:
+    """What reversed, enumerate and zip give: an iterator over these elements. Iterating it is all it
+    allows (len, indexes and `+` refuse it, as Python does), and its repr is not the program's
+    (`<list_reverseiterator object>`), so no value that holds one is written (holds_a_set)."""
+
+    def __init__(self, elements: list[object]) -> None:
+        self.elements = elements
+
+    def __iter__(self) -> Any:
+        return iter(self.elements)
+
+
 def holds_a_set(value: object, _within: frozenset[int] = frozenset()) -> bool:
-    """Whether a value is or holds a set (whose iteration order here need not be the traced program's);
-    a list that holds itself is followed once."""
-    if isinstance(value, set | frozenset):
+    """Whether a value is or holds a set (whose iteration order here need not be the traced program's)
+    or an iterator built here (whose repr is not the program's); a list that holds itself is followed
+    once."""
+    if isinstance(value, set | frozenset | _Iterator):
         return True
     if id(value) in _within:
         return False
@@ -267,6 +288,8 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
         left, right = _evaluate(node.left, shown), _evaluate(node.right, shown)
         if isinstance(node.op, ast.Add) and type(left) is type(right) and type(left) in (str, list, tuple):
             return left + right  # type: ignore[operator]
+        if isinstance(node.op, ast.Mult) and (isinstance(left, str | list | tuple) or isinstance(right, str | list | tuple)):
+            return _repeated(left, right)
         return _ARITHMETIC[type(node.op)](_number(left), _number(right))
     if isinstance(node, ast.ListComp | ast.GeneratorExp | ast.DictComp):
         return _comprehension(node, shown)
@@ -299,11 +322,41 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
             return _call(node.func.id, arguments, keywords)
         assert isinstance(node.func, ast.Attribute)
         receiver = _evaluate(node.func.value, shown)
-        if node.func.attr not in _METHODS.get(type(receiver), frozenset()):
+        method = node.func.attr
+        if method not in _METHODS.get(type(receiver), frozenset()):
             raise _Unknown
-        result = getattr(receiver, node.func.attr)(*arguments)
-        return list(result) if isinstance(receiver, dict) and node.func.attr != "get" else result  # a view: listed
+        _check_size(receiver, method, arguments)
+        result = getattr(receiver, method)(*arguments)
+        return list(result) if isinstance(receiver, dict) and method in ("items", "keys", "values") else result  # a view: listed
     raise _Unknown
+
+
+def _check_size(receiver: object, method: str, arguments: list[object]) -> None:
+    """Raise _Unknown before a str method builds a text longer than _MAX_TEXT (a width of 10**9 would
+    take the memory first): the width and tab size methods, and replace."""
+    if not isinstance(receiver, str):
+        return
+    if method in _WIDTHS:
+        position, kind = _WIDTHS[method]
+        size = arguments[position] if len(arguments) > position else 8  # expandtabs' default tab size
+        if type(size) is not int:
+            raise _Unknown
+        if (size if kind == "width" else size * (receiver.count("\t") + 1) + len(receiver)) > _MAX_TEXT:
+            raise _Unknown
+    elif method == "replace" and len(arguments) >= 2 and isinstance(arguments[0], str) and isinstance(arguments[1], str):
+        places = receiver.count(arguments[0]) if arguments[0] else len(receiver) + 1
+        if len(receiver) + places * len(arguments[1]) > _MAX_TEXT:
+            raise _Unknown
+
+
+def _repeated(left: object, right: object) -> object:
+    """`sequence * n` or `n * sequence` (a string, list or tuple), within _MAX_TEXT; else _Unknown."""
+    sequence, times = (left, right) if isinstance(left, str | list | tuple) else (right, left)
+    if not isinstance(sequence, str | list | tuple) or type(times) is not int:
+        raise _Unknown
+    if len(sequence) * max(times, 0) > _MAX_TEXT:
+        raise _Unknown
+    return sequence * times
 
 
 def _formatted(part: ast.expr, shown: Mapping[str, object]) -> str:
@@ -313,6 +366,8 @@ def _formatted(part: ast.expr, shown: Mapping[str, object]) -> str:
         return str(part.value)
     assert isinstance(part, ast.FormattedValue)
     value = _evaluate(part.value, shown)
+    if holds_a_set(value):
+        raise _Unknown  # printed as here, in an order or with an address that need not be the program's
     converters: dict[int, Callable[[object], str]] = {ord("s"): str, ord("r"): repr, ord("a"): ascii}
     if part.conversion in converters:
         value = converters[part.conversion](value)
@@ -327,7 +382,7 @@ def _formatted(part: ast.expr, shown: Mapping[str, object]) -> str:
     return text
 
 
-_ITERABLES = (str, list, tuple, dict, range)
+_ITERABLES = (str, list, tuple, dict, range, _Iterator)
 # The comprehension steps one evaluation has taken, against MAX_ELEMENTS for all its comprehensions
 # together (nested ones would otherwise multiply their bounds)
 _STEPS: contextvars.ContextVar[list[int]] = contextvars.ContextVar("deduce_steps")  # set by _value, mutation_reprs
@@ -380,7 +435,7 @@ def _bind_target(target: ast.expr, value: object, scope: dict[str, object]) -> N
 
 
 def _call(name: str, arguments: list[object], keywords: Mapping[str | None, object]) -> object:
-    """A builtin of _FUNCTIONS called on literal values; lazy results (reversed, enumerate, zip) are listed."""
+    """A builtin of _FUNCTIONS called on literal values; the lazy results of reversed, enumerate and zip are _Iterators."""
     if name == "range":
         span = range(*(_int(a) for a in arguments))
         if len(span) > MAX_ELEMENTS:
@@ -393,7 +448,7 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
     elif name == "zip":
         if not all(isinstance(a, _ITERABLES) for a in arguments):
             raise _Unknown
-        return list(zip(*arguments, strict=False))  # type: ignore[call-overload]  # it stops at the shortest
+        return _Iterator(list(zip(*arguments, strict=False)))  # type: ignore[call-overload]  # it stops at the shortest
     elif name in ("str", "int", "bool", "chr", "ord", "abs") and len(arguments) == 1:
         (value,) = arguments
         if isinstance(value, list | tuple | dict) or (name == "str" and not isinstance(value, int | str)):
@@ -405,6 +460,8 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
         if not isinstance(arguments[0], _ITERABLES):
             raise _Unknown
         values = list(arguments[0])  # type: ignore[call-overload]
+    if name in ("len", "reversed") and isinstance(arguments[0], _Iterator):
+        raise _Unknown  # Python refuses: an iterator has no length and cannot be reversed
     if name == "len":
         return len(values)
     if name in ("min", "max", "sorted"):
@@ -421,9 +478,9 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
     if name in ("any", "all"):
         return any(values) if name == "any" else all(values)
     if name == "enumerate":
-        return list(enumerate(values, _int(arguments[1]) if len(arguments) == 2 else 0))
+        return _Iterator(list(enumerate(values, _int(arguments[1]) if len(arguments) == 2 else 0)))
     if name == "reversed":
-        return values[::-1]
+        return _Iterator(values[::-1])
     if name == "list":
         return values
     if name == "tuple":
@@ -445,9 +502,11 @@ def iterable_elements(node: ast.expr, shown: Mapping[str, str], max_repr: int) -
     """The elements iterating `node` gives, on the values `shown` (name -> repr) holds, in order; None
     where those values do not tell, or an element's repr would be cut by the tracer at `max_repr`."""
     value = _value(node, shown)
-    if not isinstance(value, _ITERABLES) or len(value) > MAX_ELEMENTS:
+    if not isinstance(value, _ITERABLES):
         return None
     elements = list(value)
+    if len(elements) > MAX_ELEMENTS:
+        return None
     if any(len(repr(e)) > max_repr or holds_a_set(e) for e in elements):
         return None
     return elements

@@ -13,9 +13,10 @@ the grammar checks and, over builtins, computes. So inference is generate and te
    with a followed step_return (engine/follow.py). A proposal is confirmed when the predicted return
    value equals the known one (compared as Python literals).
 3. Edit while nothing is confirmed: checked argument lists are changed a little (a number by one, an
-   item or a character dropped, a value replaced by the known return value where it has that type),
-   the edits of the list whose predicted return reads closest to the known value first, and checked
+   item or a character dropped, a value replaced by the known return value in its type), and checked
    the same way, up to `edits` of them: a best-first local search with the model as the simulator.
+   The known value in place of an argument goes first, then the edits of the list whose predicted
+   return reads closest to the known value.
 4. Pick the first confirmed argument list, or the greedy proposal when none is confirmed.
 
 Nothing is run: both directions are the model's predictions (neural mode runs no code). `width`
@@ -383,8 +384,9 @@ def infer_arguments(engine: Engine, source: str, function: str, returned: str,
 def _search(checker: _Checker, proposed: list[Proposal], returned: str, wanted: object, edits_budget: int,
             width: int, rng: random.Random) -> list[Proposal]:
     """Best-first search, `width` forward runs at a time: the model's proposals in their rank, then
-    edits of the checked argument lists, those of the list whose predicted return reads closest to the
-    known value first. A run joins as soon as another ends, so the forward passes stay full. It stops
+    edits of the checked argument lists: those that pass the known value in place of an argument
+    (returned_as_argument), then the others, each tier those of the list whose predicted return reads
+    closest to the known value first. A run joins as soon as another ends, so the forward passes stay full. It stops
     at the first confirmed list, once the runs of better-ranked proposals still under way have ended
     (one of them may be confirmed too and wins); at `edits_budget` edits, or when nothing is left to
     try. The edits that were checked, in the order they started."""
@@ -415,10 +417,14 @@ def _search(checker: _Checker, proposed: list[Proposal], returned: str, wanted: 
                 near = closeness(proposal.predicted_return, returned)
                 children = edits(proposal.arguments, wanted, rng)
                 rng.shuffle(children)
+                # the known value passed in place of one argument first: a function that returns an
+                # argument, or an argument a little changed, is common, and no other edit can find it
+                given = set(returned_as_argument(proposal.arguments, wanted))
                 for child in children:
                     if child not in seen:
                         seen.add(child)
-                        heapq.heappush(queue, ((1, -near, next(order)), next(order),
+                        tier = 1 if child in given else 2
+                        heapq.heappush(queue, ((tier, -near, next(order)), next(order),
                                                Proposal(arguments=child, votes=0, edit_of=proposal.arguments)))
         if best is not None:
             checker.abandon([key for key in checker.running() if priority[key] > best])
@@ -440,6 +446,16 @@ def closeness(predicted: str | None, returned: str) -> float:
 def edits(arguments: str, wanted: object, rng: random.Random) -> list[str]:
     """Argument lists one small change away: one positional or keyword argument (a literal) replaced by
     a neighbouring value (value_edits). Others (a `*args`) are kept as they are."""
+    return _one_argument_changed(arguments, lambda value: value_edits(value, wanted, rng))
+
+
+def returned_as_argument(arguments: str, wanted: object) -> list[str]:
+    """The edits that pass the known return value, or that value in the argument's type, in place of
+    one argument (as_argument)."""
+    return _one_argument_changed(arguments, lambda value: as_argument(wanted, value))
+
+
+def _one_argument_changed(arguments: str, new_values: Callable[[object], list[object]]) -> list[str]:
     try:
         call = safe_ast.parse(f"f({arguments})", mode="eval").body
     except SyntaxError:
@@ -455,11 +471,33 @@ def edits(arguments: str, wanted: object, rng: random.Random) -> list[str]:
             value = ast.literal_eval(slot)  # a node safe_ast parsed: nothing left to guard
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
-        for new in value_edits(value, wanted, rng):
+        for new in new_values(value):
             text = _render(call, slot, new)
-            if text is not None:
+            if text is not None and text not in out:
                 out.append(text)
     return out
+
+
+def as_argument(wanted: object, value: object) -> list[object]:
+    """The known return value `wanted` as a value of `value`'s type, where it reads as one: itself, a
+    number written as a string or a string of digits read as a number, a list as a tuple or the other
+    way, a string as its list of characters or a list of strings joined (functions that convert what
+    they are given are common). Empty where `wanted` is `value` already."""
+    out: list[object] = []
+    if type(wanted) is type(value):
+        out.append(wanted)
+    elif isinstance(value, str) and type(wanted) in (int, float):
+        out.append(str(wanted))
+    elif type(value) is int and isinstance(wanted, str) and wanted.strip().lstrip("+-").isdigit():
+        with contextlib.suppress(ValueError):
+            out.append(int(wanted))
+    elif isinstance(value, list) and isinstance(wanted, tuple | str):
+        out.append(list(wanted))
+    elif isinstance(value, tuple) and isinstance(wanted, list):
+        out.append(tuple(wanted))
+    elif isinstance(value, str) and isinstance(wanted, list) and all(isinstance(w, str) for w in wanted):
+        out.append("".join(wanted))
+    return [v for v in out if v != value]
 
 
 def _render(call: ast.Call, slot: ast.expr, new: object) -> str | None:
@@ -479,11 +517,11 @@ def _render(call: ast.Call, slot: ast.expr, new: object) -> str | None:
 def value_edits(value: object, wanted: object, rng: random.Random) -> list[object]:
     """Values near `value`, of its type: a number one off, zero or negated; a string, list or tuple with
     one item dropped, doubled or changed (recursively, for one item drawn), reversed or sorted; a dict
-    without one key; a bool flipped. The known return value `wanted` is a candidate where it has the
-    type of `value` (a function that returns its argument changed a little is common)."""
-    out: list[object] = []
-    if type(wanted) is type(value) and wanted != value:
-        out.append(wanted)
+    without one key; a bool flipped. The known return value `wanted` in `value`'s type (as_argument),
+    and reversed, are candidates too (a function that returns its argument changed a little is common)."""
+    out: list[object] = as_argument(wanted, value)
+    if type(wanted) is type(value) and isinstance(wanted, str | list | tuple):
+        out.append(wanted[::-1])
     if isinstance(value, bool):
         out.append(not value)
     elif isinstance(value, int | float):
