@@ -79,6 +79,8 @@ def test_what_it_leaves_to_the_model(source: str) -> None:
 def test_a_builtin_the_program_rebinds_is_not_the_builtin() -> None:
     assert expression_reads(_expression("sorted(xs)"), {"sorted"}) is None
     assert expression_reads(_expression("sorted(xs)"), {"xs"}) == {"xs"}
+    assert expression_reads(_expression("dict.fromkeys(xs)"), {"dict"}) is None
+    assert expression_reads(_expression("dict.fromkeys(xs)"), set()) == {"xs"}  # `dict` is not a variable read
 
 
 CASES = [
@@ -266,6 +268,7 @@ def test_a_value_and_its_repr_cut_as_the_tracer_cuts_it() -> None:
      {"s": "abxyz", "n": 9}),
     ("s.expandtabs(n) + s.expandtabs()", {"s": "a\tbc\td", "n": 3}),
     ("(xs.copy(), d.copy(), d.copy() == d)", {"xs": [1, [2]], "d": {"a": 1}}),
+    ("(dict.fromkeys(s, 0), list(dict.fromkeys(xs)), dict.fromkeys(s, xs))", {"s": "abca", "xs": [2, 1, 2]}),
 ])
 def test_the_methods_of_session_34_give_what_python_gives(source: str, values: dict[str, object]) -> None:
     expected = eval(source, dict(values))  # noqa: S307 - the test's own constant expressions
@@ -335,11 +338,12 @@ def banner(text, width, sep):
 def main():
     banner('ab/Cd\\tEf/gh', 12, '/')
     banner('Hello World:x', 7, ':')
+    return dict.fromkeys('banner', 0)
 """
 
 
 @pytest.mark.parametrize(("program", "least"), [
-    ("TEXTS", {"computed": 20}),  # the str methods of session 34, and `*` of a string
+    ("TEXTS", {"computed": 24}),  # the str methods of session 34, and `*` of a string
     ("SPLITS", {"loops": 40, "comprehensions": 6}),  # over split, sorted(...items()), reversed(...), a slice
     ("COMPUTED", {"truths": 40, "computed": 20}),  # `while left < right and ...`, `left += 1`, `return n - ...`
 ])

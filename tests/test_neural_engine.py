@@ -14,6 +14,7 @@ from model_backend.engine.initial import initial_state
 from model_backend.engine.neural import LoadedModel, NeuralEngine
 from model_backend.mdp import TraceMDP
 from model_backend.program import Program
+from model_backend.sandbox import run_trace
 from model_backend.state import Action
 from tests.corpus import corpus, traced
 from tests.worker_model import build_tiny_checkpoint
@@ -211,6 +212,36 @@ def test_initial_states_match_the_oracle_without_running_anything() -> None:
             truth.event, truth.line, truth.function, truth.locals, truth.stack), item.name
         checked += 1
     assert checked >= 40
+
+
+ENTRY_SOURCE = "def f(text, items, table, span=sorted([3, 1])):\n    return text\n"
+
+
+@pytest.mark.parametrize("entry", [
+    "f('$78'.upper(), list(range(3)), dict(e=1, d=[2]))",
+    "f(''.join(['A'] * 4), [x * 2 for x in 'ab'], {'k': len('abc')}, span=list(reversed((1, 2))))",
+    "f(text=str(12).zfill(4), items=range(2, 5), table=dict())",
+])
+def test_an_entry_of_builtins_on_literals_binds_what_the_tracer_shows(entry: str) -> None:
+    """Expressions of literals and builtins in the entry are computed (deduce), never run: the call
+    state is the one the program, traced in the sandbox, shows."""
+    program = Program(source=ENTRY_SOURCE, entry=entry)
+    ours = initial_state(program)
+    truth = TraceMDP(run_trace(program)).state(0)
+    assert (ours.event, ours.function, ours.locals) == (truth.event, truth.function, truth.locals)
+
+
+@pytest.mark.parametrize(("source", "entry"), [
+    (ENTRY_SOURCE, "f(g(1), [], {})"),  # a function, not a builtin
+    (ENTRY_SOURCE + "def list(x):\n    return x\n", "f('a', list('ab'), {})"),  # the program's own `list`
+    (ENTRY_SOURCE + "dict = None\n", "f('a', [], dict(a=1))"),
+    (ENTRY_SOURCE, "f('a' * 10**9, [], {})"),  # not computed here (and far too long)
+    (ENTRY_SOURCE, "f('a', zip([1], [2]), {})"),  # an iterator: its repr is not a literal's
+    (ENTRY_SOURCE, "f(text, [], {})"),  # a variable
+])
+def test_an_entry_that_is_not_computed_is_a_clear_error(source: str, entry: str) -> None:
+    with pytest.raises(EngineError, match="must be a literal, or an expression of literals and builtins"):
+        initial_state(Program(source=source, entry=entry))
 
 
 def test_missing_checkpoint_is_a_clear_error(tmp_path: Path) -> None:

@@ -149,6 +149,9 @@ def expression_reads(node: ast.expr, bound: set[str]) -> frozenset[str] | None:
                     return False
                 if not all(k.arg in keywords and isinstance(k.value, ast.Constant) for k in part.keywords):
                     return False
+            elif _is_fromkeys(func):
+                if part.keywords or "dict" in bound:
+                    return False
             elif isinstance(func, ast.Attribute) and func.attr in _METHOD_NAMES:
                 if part.keywords or not allowed(func.value):
                     return False
@@ -158,6 +161,12 @@ def expression_reads(node: ast.expr, bound: set[str]) -> frozenset[str] | None:
         return False
 
     return frozenset(reads) if allowed(node) else None
+
+
+def _is_fromkeys(func: ast.expr) -> bool:
+    """`dict.fromkeys`, the one class method of a builtin type taken."""
+    return (isinstance(func, ast.Attribute) and func.attr == "fromkeys" and isinstance(func.value, ast.Name)
+            and func.value.id == "dict")
 
 
 def _constant_spec(part: ast.FormattedValue) -> str | None:
@@ -320,6 +329,13 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
         keywords = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
         if isinstance(node.func, ast.Name):
             return _call(node.func.id, arguments, keywords)
+        if _is_fromkeys(node.func):
+            if not 1 <= len(arguments) <= 2 or not isinstance(arguments[0], _ITERABLES):
+                raise _Unknown
+            keys = list(arguments[0])  # type: ignore[call-overload]
+            if len(keys) > MAX_ELEMENTS:
+                raise _Unknown
+            return dict.fromkeys(keys, *arguments[1:])
         assert isinstance(node.func, ast.Attribute)
         receiver = _evaluate(node.func.value, shown)
         method = node.func.attr
@@ -496,6 +512,18 @@ def _value(node: ast.expr, shown: Mapping[str, object]) -> object:
         return _Unknown
     finally:
         _STEPS.reset(token)
+
+
+def constant_value(node: ast.expr, rebound: frozenset[str] = frozenset()) -> object:
+    """The value of an expression that reads no variable, made of literals and the builtins here not
+    named in `rebound` (`'$78'.upper()`, `list(range(5))`, `''.join(['A'] * 20)`); ValueError for any
+    other, or for a value that is or holds a set or an iterator (their repr is not one to write)."""
+    if expression_reads(node, set(rebound)) != frozenset():
+        raise ValueError("not an expression of literals and builtins")
+    value = _value(node, {})
+    if value is _Unknown or holds_a_set(value):
+        raise ValueError("its value is not known here")
+    return value
 
 
 def iterable_elements(node: ast.expr, shown: Mapping[str, str], max_repr: int) -> list[object] | None:
