@@ -81,6 +81,9 @@ def test_a_builtin_the_program_rebinds_is_not_the_builtin() -> None:
     assert expression_reads(_expression("sorted(xs)"), {"xs"}) == {"xs"}
     assert expression_reads(_expression("dict.fromkeys(xs)"), {"dict"}) is None
     assert expression_reads(_expression("dict.fromkeys(xs)"), set()) == {"xs"}  # `dict` is not a variable read
+    assert expression_reads(_expression("isinstance(x, int)"), {"int"}) is None
+    assert expression_reads(_expression("isinstance(x, t)"), set()) is None  # only builtin types, by name
+    assert expression_reads(_expression("isinstance(x, (int, str))"), set()) == {"x"}
 
 
 CASES = [
@@ -269,6 +272,10 @@ def test_a_value_and_its_repr_cut_as_the_tracer_cuts_it() -> None:
     ("s.expandtabs(n) + s.expandtabs()", {"s": "a\tbc\td", "n": 3}),
     ("(xs.copy(), d.copy(), d.copy() == d)", {"xs": [1, [2]], "d": {"a": 1}}),
     ("(dict.fromkeys(s, 0), list(dict.fromkeys(xs)), dict.fromkeys(s, xs))", {"s": "abca", "xs": [2, 1, 2]}),
+    ("[isinstance(x, int), isinstance(x, (str, list)), [e for e in xs if isinstance(e, str)]]",
+     {"x": True, "xs": ["a", 1, ("b",)]}),
+    ("['{}-{!s:>7}|{:.2f}'.format(s, xs, f), '%s=%04d %r' % (s, n, xs), '%(k)s!' % d, 'n: %s' % xs]",
+     {"s": "ab", "xs": [1, 2], "f": 2.0 / 3, "n": 7, "d": {"k": "v"}}),
 ])
 def test_the_methods_of_session_34_give_what_python_gives(source: str, values: dict[str, object]) -> None:
     expected = eval(source, dict(values))  # noqa: S307 - the test's own constant expressions
@@ -277,7 +284,8 @@ def test_the_methods_of_session_34_give_what_python_gives(source: str, values: d
 
 def test_a_width_that_would_build_a_huge_text_is_left_to_the_model() -> None:
     for source in ("s.zfill(n)", "s.center(n)", "s.ljust(n, '-')", "s.rjust(n)", "s.expandtabs(n)",
-                   "s.replace('a', s * 100)"):
+                   "s.replace('a', s * 100)", "'{:1000000000}'.format(s)", "'%1000000000s' % s",
+                   "'{}'.format(reversed(s))", "'%s' % (zip(s, s),)"):
         assert value_repr(_expression(source), {"s": repr("a\t" * 60), "n": str(10**9)}, 200) is None, source
     assert value_repr(_expression("s.zfill(n)"), {"s": "'7'", "n": "'3'"}, 200) is None  # raises
     assert value_repr(_expression("s + s"), {"s": repr("a" * 150)}, 200) == repr("a" * 300)[:200] + "..."
@@ -331,7 +339,9 @@ def banner(text, width, sep):
     rows = [part.capitalize().ljust(width // 2) for part in text.split(sep)]
     pad = (width - len(tail)) * '-' + tail.casefold()
     copy = rows.copy()
-    line = sep.join(copy) * 2
+    kinds = [isinstance(part, str) for part in (head, width, rows)]
+    label = '{}:{:>3}|%s'.format(kinds, width) % (sep,)
+    line = sep.join(copy) * 2 + label
     return title + mid + pad + line.expandtabs(4).removeprefix('Ab')
 
 
@@ -343,7 +353,7 @@ def main():
 
 
 @pytest.mark.parametrize(("program", "least"), [
-    ("TEXTS", {"computed": 24}),  # the str methods of session 34, and `*` of a string
+    ("TEXTS", {"computed": 28}),  # the str methods of session 34, and `*` of a string
     ("SPLITS", {"loops": 40, "comprehensions": 6}),  # over split, sorted(...items()), reversed(...), a slice
     ("COMPUTED", {"truths": 40, "computed": 20}),  # `while left < right and ...`, `left += 1`, `return n - ...`
 ])

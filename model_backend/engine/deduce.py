@@ -39,7 +39,7 @@ _METHODS: dict[type, frozenset[str]] = {
                     # since session 34
                     "title", "capitalize", "swapcase", "casefold", "istitle", "isascii", "isprintable", "rindex",
                     "partition", "rpartition", "removeprefix", "removesuffix", "zfill", "center", "ljust", "rjust",
-                    "expandtabs"}),
+                    "expandtabs", "format"}),
     list: frozenset({"count", "index", "copy"}),
     tuple: frozenset({"count", "index"}),
     dict: frozenset({"items", "keys", "values", "get", "copy"}),
@@ -143,6 +143,9 @@ def expression_reads(node: ast.expr, bound: set[str]) -> frozenset[str] | None:
             if any(isinstance(a, ast.Starred) for a in part.args):
                 return False
             func = part.func
+            if isinstance(func, ast.Name) and func.id == "isinstance" and "isinstance" not in bound:
+                return (len(part.args) == 2 and not part.keywords and _types(part.args[1], bound) is not None
+                        and allowed(part.args[0]))
             if isinstance(func, ast.Name):
                 keywords = _FUNCTIONS.get(func.id)
                 if keywords is None or func.id in bound:
@@ -161,6 +164,18 @@ def expression_reads(node: ast.expr, bound: set[str]) -> frozenset[str] | None:
         return False
 
     return frozenset(reads) if allowed(node) else None
+
+
+_TYPES = {"int": int, "float": float, "str": str, "bool": bool, "list": list, "tuple": tuple, "dict": dict}
+
+
+def _types(node: ast.expr, bound: set[str]) -> tuple[type, ...] | None:
+    """The builtin types `isinstance`'s second argument names (`int`, `(list, tuple)`), where the
+    program does not bind those names; None for anything else."""
+    names = node.elts if isinstance(node, ast.Tuple) else [node]
+    if not names or not all(isinstance(n, ast.Name) and n.id in _TYPES and n.id not in bound for n in names):
+        return None
+    return tuple(_TYPES[n.id] for n in names)  # type: ignore[attr-defined]
 
 
 def _is_fromkeys(func: ast.expr) -> bool:
@@ -299,6 +314,9 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
             return left + right  # type: ignore[operator]
         if isinstance(node.op, ast.Mult) and (isinstance(left, str | list | tuple) or isinstance(right, str | list | tuple)):
             return _repeated(left, right)
+        if isinstance(node.op, ast.Mod) and isinstance(left, str):  # printf-style formatting
+            _check_format(left, right if isinstance(right, tuple | dict) else [right])
+            return left % right  # type: ignore[operator]
         return _ARITHMETIC[type(node.op)](_number(left), _number(right))
     if isinstance(node, ast.ListComp | ast.GeneratorExp | ast.DictComp):
         return _comprehension(node, shown)
@@ -325,6 +343,11 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
             raise _Unknown
         return value[_int(key)]
     if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Name) and node.func.id == "isinstance":
+            types = _types(node.args[1], set()) if len(node.args) == 2 else None
+            if types is None:
+                raise _Unknown
+            return isinstance(_evaluate(node.args[0], shown), types)
         arguments = [_evaluate(a, shown) for a in node.args]
         keywords = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
         if isinstance(node.func, ast.Name):
@@ -352,7 +375,9 @@ def _check_size(receiver: object, method: str, arguments: list[object]) -> None:
     take the memory first): the width and tab size methods, and replace."""
     if not isinstance(receiver, str):
         return
-    if method in _WIDTHS:
+    if method == "format":
+        _check_format(receiver, arguments)
+    elif method in _WIDTHS:
         position, kind = _WIDTHS[method]
         size = arguments[position] if len(arguments) > position else 8  # expandtabs' default tab size
         if type(size) is not int:
@@ -363,6 +388,15 @@ def _check_size(receiver: object, method: str, arguments: list[object]) -> None:
         places = receiver.count(arguments[0]) if arguments[0] else len(receiver) + 1
         if len(receiver) + places * len(arguments[1]) > _MAX_TEXT:
             raise _Unknown
+
+
+def _check_format(template: str, arguments: object) -> None:
+    """Raise _Unknown before `template.format(...)` or `template % ...` builds a huge text (a width of
+    10**9), or prints a value whose text here is not the program's (a set, an iterator)."""
+    if any(int(width) > _MAX_TEXT for width in re.findall(r"\d+", template)):
+        raise _Unknown
+    if holds_a_set(arguments) or (isinstance(arguments, dict) and any(holds_a_set(v) for v in arguments.values())):
+        raise _Unknown
 
 
 def _repeated(left: object, right: object) -> object:
