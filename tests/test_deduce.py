@@ -84,6 +84,8 @@ def test_a_builtin_the_program_rebinds_is_not_the_builtin() -> None:
     assert expression_reads(_expression("isinstance(x, int)"), {"int"}) is None
     assert expression_reads(_expression("isinstance(x, t)"), set()) is None  # only builtin types, by name
     assert expression_reads(_expression("isinstance(x, (int, str))"), set()) == {"x"}
+    assert expression_reads(_expression("type(x) == list"), {"list"}) is None
+    assert expression_reads(_expression("type(x) < list"), set()) is None
 
 
 CASES = [
@@ -274,6 +276,8 @@ def test_a_value_and_its_repr_cut_as_the_tracer_cuts_it() -> None:
     ("(dict.fromkeys(s, 0), list(dict.fromkeys(xs)), dict.fromkeys(s, xs))", {"s": "abca", "xs": [2, 1, 2]}),
     ("[isinstance(x, int), isinstance(x, (str, list)), [e for e in xs if isinstance(e, str)]]",
      {"x": True, "xs": ["a", 1, ("b",)]}),
+    ("[type(x) == int, type(x) is bool, type(xs) != list, type(xs) is not tuple, len(xs) if type(xs) == list else 0]",
+     {"x": True, "xs": ["a", 1]}),
     ("['{}-{!s:>7}|{:.2f}'.format(s, xs, f), '%s=%04d %r' % (s, n, xs), '%(k)s!' % d, 'n: %s' % xs]",
      {"s": "ab", "xs": [1, 2], "f": 2.0 / 3, "n": 7, "d": {"k": "v"}}),
 ])
@@ -339,7 +343,7 @@ def banner(text, width, sep):
     rows = [part.capitalize().ljust(width // 2) for part in text.split(sep)]
     pad = (width - len(tail)) * '-' + tail.casefold()
     copy = rows.copy()
-    kinds = [isinstance(part, str) for part in (head, width, rows)]
+    kinds = [isinstance(part, str) or type(part) == list for part in (head, width, rows)]
     label = '{}:{:>3}|%s'.format(kinds, width) % (sep,)
     line = sep.join(copy) * 2 + label
     return title + mid + pad + line.expandtabs(4).removeprefix('Ab')

@@ -117,6 +117,9 @@ def expression_reads(node: ast.expr, bound: set[str]) -> frozenset[str] | None:
         if isinstance(part, ast.IfExp):
             return allowed(part.test) and allowed(part.body) and allowed(part.orelse)
         if isinstance(part, ast.Compare):
+            checked = _type_check(part, bound)
+            if checked is not None:
+                return allowed(checked)
             for op, right in zip(part.ops, part.comparators, strict=True):
                 if isinstance(op, ast.Is | ast.IsNot):
                     if not (isinstance(right, ast.Constant) and right.value is None):
@@ -176,6 +179,20 @@ def _types(node: ast.expr, bound: set[str]) -> tuple[type, ...] | None:
     if not names or not all(isinstance(n, ast.Name) and n.id in _TYPES and n.id not in bound for n in names):
         return None
     return tuple(_TYPES[n.id] for n in names)  # type: ignore[attr-defined]
+
+
+def _type_check(node: ast.Compare, bound: set[str]) -> ast.expr | None:
+    """For `type(X) == T` (or `!=`, `is`, `is not`) with T a builtin type named in the source (not
+    bound by the program): X; None for any other comparison."""
+    left = node.left
+    if not (len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq | ast.NotEq | ast.Is | ast.IsNot)
+            and isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "type"
+            and "type" not in bound and len(left.args) == 1 and not left.keywords):
+        return None
+    right = node.comparators[0]
+    if not (isinstance(right, ast.Name) and right.id in _TYPES and right.id not in bound):
+        return None
+    return left.args[0]
 
 
 def _is_fromkeys(func: ast.expr) -> bool:
@@ -294,6 +311,10 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
         return value
     if isinstance(node, ast.IfExp):
         return _evaluate(node.body if _evaluate(node.test, shown) else node.orelse, shown)
+    if isinstance(node, ast.Compare) and _type_check(node, set()) is not None:
+        kind = type(_evaluate(node.left.args[0], shown))  # type: ignore[attr-defined]
+        named = _TYPES[node.comparators[0].id]  # type: ignore[attr-defined]
+        return (kind is named) == isinstance(node.ops[0], ast.Eq | ast.Is)
     if isinstance(node, ast.Compare):
         left = _evaluate(node.left, shown)
         for op, comparator in zip(node.ops, node.comparators, strict=True):
