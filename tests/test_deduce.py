@@ -286,6 +286,18 @@ def test_the_methods_of_session_34_give_what_python_gives(source: str, values: d
     assert value_repr(_expression(source), {name: repr(v) for name, v in values.items()}, 500) == repr(expected)
 
 
+def test_reversed_enumerate_and_zip_give_iterators() -> None:
+    """Their values are iterators: a loop or a call that iterates takes the elements, nothing else does,
+    and no value holding one is written (the tracer shows `<list_reverseiterator object>`)."""
+    shown = {"xs": "[1, 2]"}
+    for source in ("reversed(xs)", "enumerate(xs)", "zip(xs, xs)", "[reversed(xs)]", "len(reversed(xs))",
+                   "reversed(xs)[0]", "reversed(enumerate(xs))", "f'{zip(xs)}'"):
+        assert value_repr(_expression(source), shown, 200) is None, source
+    assert iterable_elements(_expression("reversed(xs)"), shown, 200) == [2, 1]
+    assert value_repr(_expression("(list(reversed(xs)), sorted(zip(xs, 'ab')), reversed(xs) == [2, 1])"), shown,
+                      200) == "([2, 1], [(1, 'a'), (2, 'b')], False)"  # an iterator equals no list, as in Python
+
+
 def test_a_width_that_would_build_a_huge_text_is_left_to_the_model() -> None:
     for source in ("s.zfill(n)", "s.center(n)", "s.ljust(n, '-')", "s.rjust(n)", "s.expandtabs(n)",
                    "s.replace('a', s * 100)", "'{:1000000000}'.format(s)", "'%1000000000s' % s",
@@ -343,6 +355,9 @@ def banner(text, width, sep):
     rows = [part.capitalize().ljust(width // 2) for part in text.split(sep)]
     pad = (width - len(tail)) * '-' + tail.casefold()
     copy = rows.copy()
+    backwards = reversed(copy)  # an iterator: never written as a list
+    pairs = zip(copy, list(backwards))
+    copy = [a + b for a, b in pairs]
     kinds = [isinstance(part, str) or type(part) == list for part in (head, width, rows)]
     label = '{}:{:>3}|%s'.format(kinds, width) % (sep,)
     line = sep.join(copy) * 2 + label
