@@ -82,6 +82,11 @@ def test_a_call_state_becomes_the_argument_list_that_binds_it() -> None:
     assert call_arguments({"a": "1", "b": "2"}, params) is None  # parameters missing
     assert call_arguments({**bound, "more": "{'not an identifier': 1}"}, params) is None
     assert call_arguments({"x": "[1, 2]"}, signature("def f(x):\n    return x\n", "f")) == "[1, 2]"
+    one = signature("def f(x):\n    return x\n", "f")
+    for split in ("'a', ''", "1, k=2", "*[1]", ""):  # a value that would pass other than one argument
+        assert call_arguments({"x": split}, one) is None, split
+    assert call_arguments({"x": "('a', '')"}, one) == "('a', '')"
+    assert call_arguments({**bound, "rest": "2, 3"}, params) is None
 
 
 def test_a_proposal_is_written_as_python_writes_its_values_or_dropped() -> None:

@@ -109,6 +109,8 @@ def call_arguments(bound: dict[str, str], params: ast.arguments) -> str | None:
     double = [params.kwarg.arg] if params.kwarg else []
     if list(bound) != positional + star + keywords + double:
         return None
+    if not all(_one_value(bound[name]) for name in positional + star + keywords):
+        return None  # a value such as `'a', 'b'` (a tuple without its parentheses) would pass two
     parts = [bound[name] for name in positional] + [f"*{bound[name]}" for name in star]
     parts += [f"{name}={bound[name]}" for name in keywords]
     for name in double:
@@ -120,6 +122,16 @@ def call_arguments(bound: dict[str, str], params: ast.arguments) -> str | None:
             return None
         parts += [f"{key}={value!r}" for key, value in extra.items()]
     return ", ".join(parts)
+
+
+def _one_value(text: str) -> bool:
+    """Whether `text`, written between a call's parentheses, is one argument."""
+    try:
+        call = safe_ast.parse(f"f({text})", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return (isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords
+            and not isinstance(call.args[0], ast.Starred))
 
 
 def _arguments(state: State, function: str, params: ast.arguments) -> str | None:
