@@ -301,7 +301,8 @@ def test_reversed_enumerate_and_zip_give_iterators() -> None:
 def test_a_width_that_would_build_a_huge_text_is_left_to_the_model() -> None:
     for source in ("s.zfill(n)", "s.center(n)", "s.ljust(n, '-')", "s.rjust(n)", "s.expandtabs(n)",
                    "s.replace('a', s * 100)", "'{:1000000000}'.format(s)", "'%1000000000s' % s",
-                   "'{}'.format(reversed(s))", "'%s' % (zip(s, s),)"):
+                   "'{}'.format(reversed(s))", "'%s' % (zip(s, s),)", "'%*s' % (n, s)", "'{:{}}'.format(s, n)",
+                   "'{:{w}}'.format(s, w=n)", "'{:{0[0]}}'.format([n])"):
         assert value_repr(_expression(source), {"s": repr("a\t" * 60), "n": str(10**9)}, 200) is None, source
     assert value_repr(_expression("s.zfill(n)"), {"s": "'7'", "n": "'3'"}, 200) is None  # raises
     assert value_repr(_expression("s + s"), {"s": repr("a" * 150)}, 200) == repr("a" * 300)[:200] + "..."

@@ -21,6 +21,7 @@ import ast
 import contextvars
 import operator
 import re
+import string
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -336,7 +337,7 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
         if isinstance(node.op, ast.Mult) and (isinstance(left, str | list | tuple) or isinstance(right, str | list | tuple)):
             return _repeated(left, right)
         if isinstance(node.op, ast.Mod) and isinstance(left, str):  # printf-style formatting
-            _check_format(left, right if isinstance(right, tuple | dict) else [right])
+            _check_format(left, right if isinstance(right, tuple | dict) else [right], printf=True)
             return left % right  # type: ignore[operator]
         return _ARITHMETIC[type(node.op)](_number(left), _number(right))
     if isinstance(node, ast.ListComp | ast.GeneratorExp | ast.DictComp):
@@ -411,11 +412,21 @@ def _check_size(receiver: object, method: str, arguments: list[object]) -> None:
             raise _Unknown
 
 
-def _check_format(template: str, arguments: object) -> None:
+def _check_format(template: str, arguments: object, printf: bool = False) -> None:
     """Raise _Unknown before `template.format(...)` or `template % ...` builds a huge text (a width of
-    10**9), or prints a value whose text here is not the program's (a set, an iterator)."""
+    10**9, written in the template or taken from an argument: `%*d`, `{:{}}`), or prints a value whose
+    text here is not the program's (a set, an iterator)."""
     if any(int(width) > _MAX_TEXT for width in re.findall(r"\d+", template)):
         raise _Unknown
+    if printf and "*" in template:
+        raise _Unknown
+    if not printf:
+        try:
+            fields = list(string.Formatter().parse(template))
+        except ValueError as error:
+            raise _Unknown from error
+        if any(spec and "{" in spec for _, _, spec, _ in fields):
+            raise _Unknown
     if holds_a_set(arguments) or (isinstance(arguments, dict) and any(holds_a_set(v) for v in arguments.values())):
         raise _Unknown
 
