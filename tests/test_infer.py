@@ -182,7 +182,7 @@ def test_run_together_refuses_a_session_twice_and_hands_back_engine_errors(tiny:
     good, bad = NeuralEngine(tiny), NeuralEngine(tiny)
     results = run_together([
         (good, good.start_steps(Program(source=DOUBLE, path="<t>", entry="f(1)"))),
-        (bad, bad.start_steps(Program(source=DOUBLE, path="<t>", entry="f(len([]))"))),  # not a literal
+        (bad, bad.start_steps(Program(source=DOUBLE, path="<t>", entry="f(g(1))"))),  # not a literal or builtin
     ])
     assert results[0].event == "call" and results[0].locals == {"x": "1"}
     assert isinstance(results[1], EngineError) and "literal" in str(results[1])
