@@ -104,7 +104,7 @@ def test_a_pause_stops_a_long_predicted_continue_where_it_got_to(spin: Path) -> 
             s.set_breakpoints([{"line": LOOP_BODY, "condition": "i < 0"}])  # never fires
         s.wait_for_stop("entry")
         s.command("continue")  # answered before it runs; the run itself takes many minutes
-        time.sleep(2)
+        time.sleep(5)  # past `i = 0` and into the loop even on a loaded machine (2 s was not, once)
         assert not any(m.get("event") in ("stopped", "exited") for m in s.client.received()[s._stop_mark:])
         began = time.monotonic()
         s.client.request("pause", {"threadId": 1}, timeout=5)  # answered at once, while the run goes on
