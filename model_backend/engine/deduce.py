@@ -45,10 +45,8 @@ _METHODS: dict[type, frozenset[str]] = {
     tuple: frozenset({"count", "index"}),
     dict: frozenset({"items", "keys", "values", "get", "copy"}),
 }
-# str methods whose result grows with an argument: (position of the width or tab size, whether the
-# result's length is that width, or the string's length times it)
-_WIDTHS = {"zfill": (0, "width"), "center": (0, "width"), "ljust": (0, "width"), "rjust": (0, "width"),
-           "expandtabs": (0, "times")}
+# str methods whose result is as long as their first argument (expandtabs grows with its tab size too)
+_WIDTH_METHODS = frozenset({"zfill", "center", "ljust", "rjust"})
 _METHOD_NAMES = frozenset().union(*_METHODS.values())
 READING_FUNCTIONS = frozenset(_FUNCTIONS)  # for flow.pure_functions: builtins that read their arguments
 READING_METHODS = _METHOD_NAMES
@@ -312,10 +310,9 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
         return value
     if isinstance(node, ast.IfExp):
         return _evaluate(node.body if _evaluate(node.test, shown) else node.orelse, shown)
-    if isinstance(node, ast.Compare) and _type_check(node, set()) is not None:
-        kind = type(_evaluate(node.left.args[0], shown))  # type: ignore[attr-defined]
-        named = _TYPES[node.comparators[0].id]  # type: ignore[attr-defined]
-        return (kind is named) == isinstance(node.ops[0], ast.Eq | ast.Is)
+    if isinstance(node, ast.Compare) and (checked := _type_check(node, set())) is not None:
+        named = _TYPES[node.comparators[0].id]  # type: ignore[attr-defined]  # _type_check: a type's name
+        return (type(_evaluate(checked, shown)) is named) == isinstance(node.ops[0], ast.Eq | ast.Is)
     if isinstance(node, ast.Compare):
         left = _evaluate(node.left, shown)
         for op, comparator in zip(node.ops, node.comparators, strict=True):
@@ -399,12 +396,12 @@ def _check_size(receiver: object, method: str, arguments: list[object]) -> None:
         return
     if method == "format":
         _check_format(receiver, arguments)
-    elif method in _WIDTHS:
-        position, kind = _WIDTHS[method]
-        size = arguments[position] if len(arguments) > position else 8  # expandtabs' default tab size
+    elif method in _WIDTH_METHODS or method == "expandtabs":
+        size = arguments[0] if arguments else 8  # expandtabs' default tab size
         if type(size) is not int:
             raise _Unknown
-        if (size if kind == "width" else size * (receiver.count("\t") + 1) + len(receiver)) > _MAX_TEXT:
+        length = size if method in _WIDTH_METHODS else size * (receiver.count("\t") + 1) + len(receiver)
+        if length > _MAX_TEXT:
             raise _Unknown
     elif method == "replace" and len(arguments) >= 2 and isinstance(arguments[0], str) and isinstance(arguments[1], str):
         places = receiver.count(arguments[0]) if arguments[0] else len(receiver) + 1
