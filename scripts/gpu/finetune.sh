@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Run ON THE DEVICE MACHINE in ONE call (the session's `run` tool, carry [".whl", ".gpudata"]): fine-tune the
+# shipped default on fresh data rich in input jumps, for a session whose whole device time is one call
+# (15 minutes, a machine's start included; docs/gpu.md, "Session 35").
+#
+#   scripts/gpu/finetune.sh RUN
+#
+# 1. installs the carried wheels into /tmp/site;
+# 2. builds BUILDS data sets side by side (seeds SEED0+1.., 16 cores shared), each stopped after
+#    BUILD_SECONDS: a build writes its shards as it goes, and every complete shard is used. Only the
+#    first build adds the real code (HumanEval, `algorithms`: the same functions in every build);
+# 3. fine-tunes model_backend/checkpoints/default on them (--init-from) until the call's budget is nearly
+#    used (the cosine schedule ends with it), on the builds and the carried train shards, with the carried
+#    held-out shards for its held-out loss;
+# 4. packs final/ (bf16) into $OUT as 15 MB pieces, plus the training log and this script's log.
+# Environment: CALL_SECONDS (default 570), BUILDS (4), PROGRAMS (4000 per build), SEED0 (350),
+# BUILD_SECONDS (190), BUILD_EXTRA (default "--input-jumps 0.5"), EXTRA (more `ndb train` options),
+# NO_WHEELS=1 (use the python3 on PATH as it is: how the script is tried on the CPU machine).
+set -uo pipefail
+shopt -s nullglob
+START=$(date +%s)
+RUN=${1:?run name}
+CALL_SECONDS=${CALL_SECONDS:-570}; BUILDS=${BUILDS:-4}; PROGRAMS=${PROGRAMS:-4000}; SEED0=${SEED0:-350}
+BUILD_SECONDS=${BUILD_SECONDS:-190}; BUILD_EXTRA=${BUILD_EXTRA:---input-jumps 0.5}
+OUT=${OUT:-/tmp/out}
+cd "$(dirname "$0")/../.."
+mkdir -p "$OUT"
+exec > >(tee "$OUT/finetune.log") 2>&1
+since() { echo "$(( $(date +%s) - START ))s"; }
+
+if [ -d .whl ] && [ -z "${NO_WHEELS:-}" ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+        || { echo "wheel install failed"; exit 3; }
+    export PYTHONPATH=/tmp/site:$PWD
+else
+    export PYTHONPATH=$PWD
+fi
+NDB=(python3 -m dap_server)
+"${NDB[@]}" --help >/dev/null || { echo "ndb does not start here (missing wheels?)"; exit 3; }
+python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__, 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')"
+CORES=$(nproc)
+echo "ready at $(since), $CORES cores"
+
+# --- carried data (.gpudata/*.tar.xz, unpacked beside the builds): train shards under any folder, and
+#     held-out shards for the trainer's held-out loss
+mkdir -p data_out/ft-carried
+UNPACK=()
+for f in .gpudata/*.tar.xz; do python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter='data')" "$f" data_out/ft-carried & UNPACK+=($!); done
+
+# --- data: BUILDS builds side by side, each stopped after BUILD_SECONDS (its complete shards stay)
+mkdir -p data_out
+WORKERS=$(( CORES / BUILDS > 0 ? CORES / BUILDS : 1 ))
+pids=()
+for k in $(seq 1 "$BUILDS"); do
+    real=--no-real-code; [ "$k" -eq 1 ] && real=--real-code
+    # shellcheck disable=SC2086
+    timeout -s TERM "$BUILD_SECONDS" "${NDB[@]}" data build --out "data_out/ft-s$k" --seed $(( SEED0 + k )) \
+        --programs "$PROGRAMS" --workers "$WORKERS" --shard-size 1000 $real --quiet $BUILD_EXTRA \
+        > "data_out/ft-s$k.log" 2>&1 &
+    pids+=($!)
+done
+for p in "${pids[@]}" "${UNPACK[@]}"; do wait "$p"; done  # not a bare `wait`: it would wait for the log's tee
+MIX=data_out/ft-mix
+rm -rf "$MIX" && mkdir -p "$MIX"
+for k in $(seq 1 "$BUILDS"); do
+    for f in data_out/ft-s"$k"/train-*.stats.json; do
+        b=$(basename "$f" .stats.json)
+        [ -f "data_out/ft-s$k/$b.jsonl" ] || continue
+        ln -s "../ft-s$k/$b.jsonl" "$MIX/train-s$k-${b#train-}.jsonl"
+        ln -s "../ft-s$k/$b.stats.json" "$MIX/train-s$k-${b#train-}.stats.json"
+    done
+done
+# a shard counts only with its stats file beside it (model/train.find_shards), so both are linked
+k=0
+for f in data_out/ft-carried/*/*-*.stats.json; do
+    d=${f%.stats.json}; split=$(basename "$d"); split=${split%%-*}
+    [ -f "$d.jsonl" ] || continue
+    k=$((k + 1)); ln -s "$(realpath "$d.jsonl")" "$MIX/$split-c$k.jsonl"; ln -s "$(realpath "$f")" "$MIX/$split-c$k.stats.json"
+done
+python3 - "$MIX" <<'EOF'
+import json, sys, pathlib
+stats = [json.loads(p.read_text()) for p in pathlib.Path(sys.argv[1]).glob("train-*.stats.json")]
+print("mix:", len(stats), "train shards with stats,", sum(s["stats"]["trajectories"] for s in stats), "trajectories,",
+      sum(s["stats"]["chars"] for s in stats), "chars")
+EOF
+echo "data at $(since)"
+tail -n 2 data_out/ft-s*.log
+
+# --- the shipped model's tokenizer (its files only: the checkpoint's model card must not follow)
+TOK=data_out/ft-tokenizer
+mkdir -p "$TOK"
+for f in tokenizer.json tokenizer_config.json special_tokens_map.json stats.json; do
+    [ -f "model_backend/checkpoints/default/$f" ] && cp "model_backend/checkpoints/default/$f" "$TOK/"
+done
+
+# --- fine-tune until the call's budget is nearly used; SIGINT (the safety net) checkpoints and exits
+LEFT=$(( CALL_SECONDS - ($(date +%s) - START) - 35 ))  # 35 s for the export and the packing
+if [ "$LEFT" -lt 90 ]; then echo "not enough of this call left to train"; exit 4; fi
+MINUTES=$(python3 -c "print(round(($LEFT - 30) / 60, 2))")  # the trainer's budget counts its setup too; 30 s for its export
+echo "training for $MINUTES minutes (limit ${LEFT}s)"
+# shellcheck disable=SC2086
+timeout -s INT "$LEFT" "${NDB[@]}" train --data "$MIX" --tokenizer "$TOK" --out "runs/$RUN" \
+    --init-from model_backend/checkpoints/default --model medium --minutes "$MINUTES" \
+    --batch-tokens 32768 --lr 2e-4 --warmup 100 --eval-every 500 --save-every 100000 --eval-examples 256 \
+    --seed 35 --export-dtype bfloat16 --no-progress ${EXTRA:-} 2>&1 | grep -v "^\s*$" | tail -25
+RC=${PIPESTATUS[0]}
+echo "trainer rc $RC at $(since)"
+if [ ! -d "runs/$RUN/final" ] && [ -f "runs/$RUN/last/model.safetensors" ]; then
+    # interrupted (the safety net fired): export the checkpoint SIGINT wrote, like the trainer's final/
+    python3 scripts/export_checkpoint.py "runs/$RUN/last/model.safetensors" --like model_backend/checkpoints/default \
+        --out "runs/$RUN/final" --export-dtype bfloat16 && echo "exported last/ as final/"
+fi
+if [ -d "runs/$RUN/final" ]; then
+    tar -C "runs/$RUN" -cf - final | split -b 15m - "$OUT/final.tar.part-"
+    cp "runs/$RUN/final/training_log.json" "$OUT/training_log.json" 2>/dev/null
+    ls -la "$OUT"
+    echo "done at $(since): here, mkdir -p runs/$RUN && cat FILES_AT/final.tar.part-* | tar -xf - -C runs/$RUN"
+else
+    echo "no final/ (rc $RC)"; exit 5
+fi
