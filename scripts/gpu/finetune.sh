@@ -28,17 +28,8 @@ mkdir -p "$OUT"
 exec > >(tee "$OUT/finetune.log") 2>&1
 since() { echo "$(( $(date +%s) - START ))s"; }
 
-if [ -d .whl ] && [ -z "${NO_WHEELS:-}" ]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-        || { echo "wheel install failed"; exit 3; }
-    export PYTHONPATH=/tmp/site:$PWD
-else
-    export PYTHONPATH=$PWD
-fi
-NDB=(python3 -m dap_server)
-"${NDB[@]}" --help >/dev/null || { echo "ndb does not start here (missing wheels?)"; exit 3; }
-python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__, 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')"
-CORES=$(nproc)
+# shellcheck source=scripts/gpu/setup.sh
+source scripts/gpu/setup.sh
 echo "ready at $(since), $CORES cores"
 
 # --- carried data (.gpudata/*.tar.xz, unpacked beside the builds): train shards under any folder, and
@@ -88,10 +79,7 @@ tail -n 2 data_out/ft-s*.log
 
 # --- the shipped model's tokenizer (its files only: the checkpoint's model card must not follow)
 TOK=data_out/ft-tokenizer
-mkdir -p "$TOK"
-for f in tokenizer.json tokenizer_config.json special_tokens_map.json stats.json; do
-    [ -f "model_backend/checkpoints/default/$f" ] && cp "model_backend/checkpoints/default/$f" "$TOK/"
-done
+copy_tokenizer "$TOK"
 
 # --- fine-tune until the call's budget is nearly used; SIGINT (the safety net) checkpoints and exits
 LEFT=$(( CALL_SECONDS - ($(date +%s) - START) - 35 ))  # 35 s for the export and the packing

@@ -27,17 +27,8 @@ OUT=${OUT:-/tmp/out}
 cd "$(dirname "$0")/../.."
 mkdir -p "$OUT"
 
-if [ -d .whl ] && [ -z "${NO_WHEELS:-}" ]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-        || { echo "wheel install failed"; exit 3; }
-    export PYTHONPATH=/tmp/site:$PWD
-else
-    export PYTHONPATH=$PWD
-fi
-NDB=(python3 -m dap_server)
-"${NDB[@]}" --help >/dev/null || { echo "ndb does not start here (missing wheels? run scripts/gpu/fetch_wheels.sh)"; exit 3; }
-python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')"
-CORES=$(nproc)
+# shellcheck source=scripts/gpu/setup.sh
+source scripts/gpu/setup.sh
 
 # --- data: SEEDS builds in parallel, each with CORES/SEEDS workers; a finished build is reused
 build() {  # build SEED WORKERS: one data build; its log beside it
@@ -80,10 +71,7 @@ echo "mix: $(ls "$MIX"/train-*.jsonl | wc -l) train shards; background builds: $
 
 # --- the shipped model's tokenizer (its files only: the checkpoint's model card must not follow)
 TOK=data_out/gpu-tokenizer
-mkdir -p "$TOK"
-for f in tokenizer.json tokenizer_config.json special_tokens_map.json stats.json; do
-    [ -f "model_backend/checkpoints/default/$f" ] && cp "model_backend/checkpoints/default/$f" "$TOK/"
-done
+copy_tokenizer "$TOK"
 
 # --- train until this call's time is nearly used; SIGINT makes the trainer checkpoint and exit
 LEFT=$(( CALL_SECONDS - ($(date +%s) - START) - 45 ))  # 45 s for the checkpoint and the packing
