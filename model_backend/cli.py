@@ -143,7 +143,7 @@ def register(app: typer.Typer) -> None:
         walks: Annotated[int, typer.Option("--walks", min=0, max=1, help="1: also propose the arguments an inverse walk (inv_step_over from the return to the call) reaches.")] = DEFAULT_WALKS,
         seconds: Annotated[float, typer.Option("--seconds", min=0, help="Time limit: forward runs still going then are abandoned (0: none).")] = 120.0,
         model: Annotated[str | None, typer.Option("--model", help="Checkpoint directory (default: the shipped model).")] = None,
-        proposer: Annotated[str | None, typer.Option("--proposer", help="A checkpoint that proposes the arguments (the inverse predictions), or 'model' for --model's own; --model still checks them. Default: --model proposes (a shipped checkpoints/proposer would, for the shipped model; none ships).")] = None,
+        proposer: Annotated[str | None, typer.Option("--proposer", help="A checkpoint that proposes the arguments (the inverse predictions), or 'model' for --model's own; --model still checks them. Default: the shipped checkpoints/proposer for the shipped model, --model's own for any other.")] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print the inference as one JSON object.")] = False,
     ) -> None:
         """Infer arguments that make FUNCTION return a value, with the model only (no code is run):

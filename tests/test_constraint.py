@@ -21,7 +21,7 @@ from model_backend.engine.constraint import (
 )
 from model_backend.program import Program
 from model_backend.sampler import sample_forward, sample_inverse
-from model_backend.state import State
+from model_backend.state import StackFrame, State
 from tests.corpus import corpus, traced
 
 NAMES = [c.name for c in corpus()]
@@ -345,3 +345,62 @@ def test_only_vars_of_an_object_keeps_the_rules(tail: str, dynamic: bool) -> Non
     facts = ProgramFacts.of(Program(source=source, entry="f()"))
     assert (facts.call_lines == {}) == dynamic
     assert (facts.locals_of("g") == facts.names) == dynamic
+
+
+FACT = "def fact(n):\n    if n <= 1:\n        return 1\n    return n * fact(n - 1)\n"
+
+
+def fact_state(event: str, lines: list[int]) -> State:
+    return State(event=event, line=lines[-1], function="fact", source=FACT.splitlines()[lines[-1] - 1],
+                 stack=[StackFrame(function="fact", line=n) for n in lines], depth=len(lines) - 1, locals={"n": "2"})
+
+
+def test_one_event_adds_or_leaves_one_frame_at_most() -> None:
+    """Python's frames come and go one at a time: after a line event, the next event's stack is the same
+    (its last line may move) or, for a call, one entry more; after a return, one entry less first. The
+    shipped model once answered a step_into from `w.apply()` with a 32-frame stack of a loop."""
+    facts = ProgramFacts.of(Program(source=FACT, entry="fact(3)"))
+
+    def after(prev: State, event: str, text: str, line: int) -> Stack | None:
+        return Stack.for_frame(facts, line).after_event(prev, event).feed(text.encode())
+
+    on_4 = fact_state("line", [4, 4])
+    good = after(on_4, "call", '[["fact", 4], ["fact", 4], ["fact", 1]]', 1)
+    assert good is not None and good.complete
+    assert after(on_4, "call", '[["fact", 4], ["fact", 1]]', 1) is None  # a call adds a frame
+    assert after(on_4, "call", '[["fact", 4], ["fact", 4], ["fact", 4], ', 1) is None  # one frame only
+    assert after(on_4, "call", '[["fact", 2], ', 1) is None  # the frames below stay as they were
+    assert after(on_4, "call", '[["fact", 4], ["fact", 2], ', 1) is None  # the call is made from line 4
+    returned = fact_state("return", [4, 4, 3])
+    back = after(returned, "return", '[["fact", 4], ["fact", 4]]', 4)
+    assert back is not None and back.complete
+    assert after(returned, "return", '[["fact", 4], ["fact", 4], ', 4) is None  # the returning frame left
+    first = after(fact_state("return", [4]), "call", '[["fact", 1]]', 1)  # a new call at the bottom
+    assert first is not None and first.complete
+
+
+def test_a_step_into_frame_keeps_the_stack_discipline() -> None:
+    """The whole frame after step_into: the line follows the stack rule too (a line event stays in the
+    frame's own function), and a frame with a frame too many is refused."""
+    facts = ProgramFacts.of(Program(source=FACT, entry="fact(3)"))
+    on_4 = fact_state("line", [4, 4])
+    call = State(event="call", line=1, function="fact", source="def fact(n):", locals={"n": "1"}, depth=2,
+                 stack=[StackFrame(function="fact", line=n) for n in (4, 4, 1)])
+    walk(facts, on_4, False, fmt.frame_target(call, on_4, False), "step_into")
+    deeper = call.model_copy(update={"stack": [StackFrame(function="fact", line=n) for n in (4, 4, 4, 1)], "depth": 3})
+    with pytest.raises(ValueError):
+        walk(facts, on_4, False, fmt.frame_target(deeper, on_4, False), "step_into")
+    walk(facts, on_4, False, fmt.frame_target(deeper, on_4, False), None)  # no action known: no rule
+
+
+def test_a_frame_that_changes_the_stack_length_writes_its_stack() -> None:
+    """After a return, the next event (other than a call) is in the caller, one frame less: written
+    without a stack it would keep the frame that returned (here, recursion keeps the function the same)."""
+    facts = ProgramFacts.of(Program(source=FACT, entry="fact(3)"))
+    returned = fact_state("return", [4, 4, 3])
+    back = fact_state("return", [4, 4])
+    walk(facts, returned, False, fmt.frame_target(back, returned, False), "step_into")
+    unwritten = fmt.frame_target(back, returned, False).replace('<|stack_sep|>[["fact", 4], ["fact", 4]]', "")
+    assert unwritten != fmt.frame_target(back, returned, False)
+    with pytest.raises(ValueError):
+        walk(facts, returned, False, unwritten, "step_into")

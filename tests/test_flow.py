@@ -737,7 +737,7 @@ def test_the_grammar_writes_the_values_a_call_receives() -> None:
     def accepted(locals_text: str, action: str = "step_into") -> bool:
         constraint = FrameConstraint(facts, prev, False, action)
         constraint.push_frame_text(f"{fmt.EVENT_TOKENS[(False, 'call')]}{fmt.LINENO}2{fmt.STACK}"
-                                   f'[["f", 5], ["pick", 2]]{fmt.SRC}{facts.lines[2]}{fmt.ARG}')
+                                   f'[["f", {prev.line}], ["pick", 2]]{fmt.SRC}{facts.lines[2]}{fmt.ARG}')
         return constraint.accepts_text(locals_text.encode()) and bool(constraint.slot.feed(locals_text.encode()).complete)  # type: ignore[union-attr]
 
     right = '{"text": "[1, 2]", "i": "2", "sep": "\', \'", "opts": "[]"}'

@@ -858,6 +858,11 @@ class Stack:
     # (caller's function, caller's line) -> the fewest entries after it that end the stack
     after_line: dict[tuple[str, int], int] | None = None
     last_function: bytes = b""
+    # One traced event from the previous state (Stack.after_event): the entries it keeps as they were,
+    # the function of the entry above them, and how many entries the stack may have
+    kept: tuple[tuple[bytes, bytes], ...] = ()
+    kept_top: bytes | None = None
+    counts: range | None = None
     phase: int = 0  # 0 '[', 1 '[', 2 name, 3 ',', 4 ' ', 5 line, 6 ']' closing the item, 7 ',' or ']', 8 ' ', 9 done
     part: Choice | JsonString | None = None
     last_line: bytes = b""
@@ -874,6 +879,13 @@ class Stack:
         return cls(functions=frozenset(f.encode() for f in facts.functions),
                    lines=frozenset(str(n).encode() for n in facts.lines), final_line=str(line).encode(), facts=facts,
                    to_end=to_end, after_line=after_line)
+
+    def after_event(self, prev: State, event: str) -> Stack:
+        """This stack, for an `event` traced right after `prev` (step_into; stack_after_event)."""
+        kept, top, count = stack_after_event(prev, event)
+        entries = [(f.function.encode(), str(f.line).encode()) for f in prev.stack[:kept]]
+        return replace(self, kept=tuple(entries), kept_top=top.encode() if top is not None else None,
+                       counts=range(count, count + 1))
 
     def feed(self, data: bytes) -> Stack | None:
         s: Stack | None = self
@@ -905,7 +917,9 @@ class Stack:
             return replace(self, phase=4) if byte == 0x2C else None
         if p == 4:
             # The last item the bound allows must end on the frame's own line, or ']' could never come.
-            lines = frozenset({self.final_line}) if self.count + 1 >= MAX_STACK else self.lines
+            lines = frozenset({self.final_line}) if self.count + 1 >= self.limit else self.lines
+            if self.count < len(self.kept):
+                lines = lines & {self.kept[self.count][1]}
             if self.facts is not None:  # on a line of its own function, from which the stack can still end
                 lines = frozenset(n for n in lines if self._fits(n) and self._may_end_from(n))
             return replace(self, phase=5, part=Choice(lines)) if byte == 0x20 else None
@@ -916,9 +930,11 @@ class Stack:
             fed = self.part.feed(bytes([byte]))
             return replace(self, part=fed) if fed is not None else None
         if p == 7:
-            if byte == 0x5D and self.last_line == self.final_line and self._last_fits():
+            if (byte == 0x5D and self.last_line == self.final_line and self._last_fits()
+                    and (self.counts is None or self.count in self.counts)):
                 return replace(self, phase=9)
-            if byte == 0x2C and self.count < MAX_STACK and self._may_continue(int(self.last_line), self.count):
+            if (byte == 0x2C and self.count < MAX_STACK and self._may_continue(int(self.last_line), self.count)
+                    and (self.counts is None or self.count + 1 < self.counts.stop)):
                 return replace(self, phase=8)
             return None
         if p == 8:
@@ -928,11 +944,15 @@ class Stack:
     def _may_follow(self, caller: int | None, function: bytes, index: int) -> bool:
         """Whether entry `index` (0 = the bottom) can be `function`, the entry below (of `last_function`)
         being on `caller`."""
+        if index < len(self.kept) and function != self.kept[index][0]:
+            return False
+        if index == len(self.kept) and self.kept_top is not None and function != self.kept_top:
+            return False
         if self.facts is None or self.to_end is None:
             return True
         name = function.decode("utf-8", "replace")
         needed = self.to_end.get(name)
-        if needed is None or index + 1 + needed > MAX_STACK:
+        if needed is None or index + 1 + needed > self.limit:
             return False
         return caller is None or self.facts.may_call(self.last_function.decode("utf-8", "replace"), caller, name)
 
@@ -942,7 +962,7 @@ class Stack:
         if self.after_line is None:
             return True
         needed = self.after_line.get((self.last_function.decode("utf-8", "replace"), caller))
-        return needed is not None and count + needed <= MAX_STACK
+        return needed is not None and count + needed <= self.limit
 
     def _may_end_from(self, line: bytes) -> bool:
         """Whether the entry being written (number `count`) can be on `line`: it ends the stack there, or
@@ -959,8 +979,28 @@ class Stack:
         return self.facts.may_be_in(self.last_function.decode("utf-8", "replace"), int(line))
 
     @property
+    def limit(self) -> int:
+        """The most entries the stack may have."""
+        return self.counts.stop - 1 if self.counts is not None else MAX_STACK
+
+    @property
     def complete(self) -> bool:
         return self.phase == 9
+
+
+def stack_after_event(prev: State, event: str) -> tuple[int, str | None, int]:
+    """What the stack of the next traced event after `prev` keeps: Python's frames come and go one at a
+    time, so a return event leaves its frame, and then a call event (only) adds one, made from the line
+    the caller stands on. Returns how many bottom entries stay exactly as they were, the function of the
+    entry above them when that entry stays but its line may move (None: the entry above them is new),
+    and the number of entries. Without this a model could write any stack the call graph allows: 32
+    frames of a loop that calls nothing."""
+    remaining = len(prev.stack) - (1 if prev.event == "return" else 0)
+    if remaining <= 0:
+        return 0, None, 1
+    if event == "call" and prev.event in ("line", "return"):
+        return remaining, None, remaining + 1
+    return remaining - 1, prev.stack[remaining - 1].function, remaining + (1 if event == "call" else 0)
 
 
 def _entries_to_end(facts: ProgramFacts, final_line: int) -> dict[str, int]:
@@ -1275,6 +1315,8 @@ class FrameConstraint:
         prev = self.prev
         if prev is None or prev.exit is not None or not prev.stack or self._outer_after_inner is not None:
             return False
+        if self._one_event_on() and (prev.event == "return") != (self.event == "call"):
+            return False  # one frame more or one less (stack_after_event): the stack changes length
         line = int(self.slot.prefix) if self.slot_kind == "line" and isinstance(self.slot, Choice) else self.line
         return line is None or self.facts.may_be_in(prev.stack[-1].function, line)
 
@@ -1323,10 +1365,18 @@ class FrameConstraint:
         facts = self.facts
         if kind == "line":  # lines some frame of the program can be on
             lines = self._following_lines() or self._preceding_lines() or facts.frame_lines
+            after_event = self._lines_after_event()
+            lines = (lines & after_event) or after_event or lines
             return Choice(frozenset(str(n).encode() for n in lines))
         if kind == "stack":
             outer = self._outer_after_inner if self.event == "line" else None
-            return Choice(frozenset({outer[0]})) if outer is not None else Stack.for_frame(facts, self.line)
+            if outer is not None:
+                return Choice(frozenset({outer[0]}))
+            stack = Stack.for_frame(facts, self.line)
+            prev = self.prev
+            if self._one_event_on() and prev is not None and self.event is not None:
+                stack = stack.after_event(prev, self.event)
+            return stack
         if kind == "locals" and self.event == "line" and self._outer_after_inner is not None and self.stack_written:
             pairs = self._outer_after_inner[1]
             return Locals(keys=frozenset(key for key, _ in pairs), diff_allowed=False,
@@ -1392,7 +1442,10 @@ class FrameConstraint:
     def _event_may_follow(self, event: str) -> bool:
         """After such a step: a line event only if some line can follow the previous one in its frame, a
         return only if the previous line can end the frame, and neither after step_into from a line that
-        always calls a function of the program. Every other event stays free."""
+        always calls a function of the program; after step_into, a call only where the frame it comes from
+        can call a function of the program. Every other event stays free."""
+        if event == "call" and not self._lines_after_event("call"):
+            return False
         if self._outer_after_inner is not None:
             return event in ("line", "exception")
         taken = self._comprehension_step
@@ -1417,6 +1470,30 @@ class FrameConstraint:
         if event == "line":
             return bool(following & self.facts.frame_lines)
         return self.prev.line in self.facts.ends
+
+    def _one_event_on(self) -> bool:
+        """Whether this frame is the next traced event after `prev` (a forward step_into)."""
+        prev = self.prev
+        return (self.action == "step_into" and not self.inverse and prev is not None and prev.exit is None
+                and bool(prev.stack))
+
+    def _lines_after_event(self, event: str | None = None) -> frozenset[int]:
+        """The lines the next event can be on, as its stack allows (stack_after_event): a call's in the
+        functions its caller's line (or function) can call, any other event's in the function of the
+        frame it happens in."""
+        event = event or self.event
+        if not self._one_event_on() or event is None:
+            return self.facts.frame_lines
+        assert self.prev is not None
+        exact, top, _ = stack_after_event(self.prev, event)
+        if top is not None:
+            functions = self.facts.callees_of.get(top, self.facts.functions) if event == "call" else {top}
+        elif exact:  # a call made from the line the caller stands on
+            caller = self.prev.stack[exact - 1]
+            functions = self.facts.callees_at.get((caller.function, caller.line), self.facts.functions)
+        else:
+            return self.facts.frame_lines
+        return frozenset(n for n in self.facts.frame_lines if any(self.facts.may_be_in(f, n) for f in functions))
 
     def _following_lines(self) -> frozenset[int] | None:
         """A line that can follow the previous one in its frame (None where the rule does not apply)."""

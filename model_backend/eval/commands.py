@@ -84,8 +84,8 @@ def register(app: typer.Typer) -> None:
             "the return to the call) reaches to the proposals.")] = DEFAULT_WALKS,
         proposer: Annotated[str | None, typer.Option(
             "--proposer", help="Input task: a checkpoint that proposes the arguments (the inverse predictions), or "
-            "'model' for --model's own; --model still checks them. Default: --model proposes (a shipped "
-            "checkpoints/proposer would, for the shipped model; none ships).")] = None,
+            "'model' for --model's own; --model still checks them. Default: the shipped "
+            "checkpoints/proposer for the shipped model, --model's own for any other.")] = None,
     ) -> None:
         """pass@1 with CruxEval's scoring; the last line is `pass@1: X.X% (N/M)`."""
         from model_backend.engine import EngineError
