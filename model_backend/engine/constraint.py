@@ -859,10 +859,10 @@ class Stack:
     after_line: dict[tuple[str, int], int] | None = None
     last_function: bytes = b""
     # One traced event from the previous state (Stack.after_event): the entries it keeps as they were,
-    # the function of the entry above them, and how many entries the stack may have
+    # the function of the entry above them, and how many entries the stack has
     kept: tuple[tuple[bytes, bytes], ...] = ()
     kept_top: bytes | None = None
-    counts: range | None = None
+    size: int | None = None
     phase: int = 0  # 0 '[', 1 '[', 2 name, 3 ',', 4 ' ', 5 line, 6 ']' closing the item, 7 ',' or ']', 8 ' ', 9 done
     part: Choice | JsonString | None = None
     last_line: bytes = b""
@@ -884,8 +884,7 @@ class Stack:
         """This stack, for an `event` traced right after `prev` (step_into; stack_after_event)."""
         kept, top, count = stack_after_event(prev, event)
         entries = [(f.function.encode(), str(f.line).encode()) for f in prev.stack[:kept]]
-        return replace(self, kept=tuple(entries), kept_top=top.encode() if top is not None else None,
-                       counts=range(count, count + 1))
+        return replace(self, kept=tuple(entries), kept_top=top.encode() if top is not None else None, size=count)
 
     def feed(self, data: bytes) -> Stack | None:
         s: Stack | None = self
@@ -931,10 +930,9 @@ class Stack:
             return replace(self, part=fed) if fed is not None else None
         if p == 7:
             if (byte == 0x5D and self.last_line == self.final_line and self._last_fits()
-                    and (self.counts is None or self.count in self.counts)):
+                    and self.size in (None, self.count)):
                 return replace(self, phase=9)
-            if (byte == 0x2C and self.count < MAX_STACK and self._may_continue(int(self.last_line), self.count)
-                    and (self.counts is None or self.count + 1 < self.counts.stop)):
+            if byte == 0x2C and self.count < self.limit and self._may_continue(int(self.last_line), self.count):
                 return replace(self, phase=8)
             return None
         if p == 8:
@@ -981,7 +979,7 @@ class Stack:
     @property
     def limit(self) -> int:
         """The most entries the stack may have."""
-        return self.counts.stop - 1 if self.counts is not None else MAX_STACK
+        return min(self.size, MAX_STACK) if self.size is not None else MAX_STACK
 
     @property
     def complete(self) -> bool:
