@@ -63,12 +63,15 @@ def test_the_iterables_it_computes_and_what_they_read(source: str, reads: set[st
     "f(xs)",  # the program's own code
     "xs.attr",
     "x is y",  # identity: only against None
-    "x ** 2",
-    "(lambda: 1)()",
+    "(lambda: 1)()",  # a lambda is only passed, to map, filter or `key=`
     "xs.pop()",  # a method that changes its object
-    "s.translate(t)",  # not on the list
-    "sorted(xs, key=len)",  # a key function
-    "map(str, xs)",
+    "s.encode()",  # not on the list
+    "sorted(xs, key=f)",  # a key function of the program
+    "map(f, xs)",
+    "map(print, xs)",  # a builtin that is not on the list of functions passed
+    "sorted(xs, key=lambda x, *rest: x)",  # a lambda with more than positional parameters
+    "s.strip(chars=t)",  # a keyword the method does not take here
+    "max(xs, default=0)",
     "[x async for x in xs]",
     "sorted(*xs)",
 ])
@@ -78,6 +81,18 @@ def test_what_it_leaves_to_the_model(source: str) -> None:
 
 def test_a_builtin_the_program_rebinds_is_not_the_builtin() -> None:
     assert expression_reads(_expression("sorted(xs)"), {"sorted"}) is None
+    assert expression_reads(_expression("sorted(xs, key=len)"), {"len"}) is None  # passed, not called
+    assert expression_reads(_expression("list(map(str.upper, xs))"), {"str"}) is None
+    assert expression_reads(_expression("s.translate(str.maketrans('a', 'b'))"), {"str"}) is None
+
+
+def test_a_lambda_s_parameters_are_its_own() -> None:
+    """What a lambda passed to map, filter or `key=` reads from outside is what it reads, less its
+    parameters; a bound method passed (`key=counts.get`) reads its object."""
+    assert expression_reads(_expression("sorted(xs, key=lambda x: (x[k], -x[0]))"), set()) == {"xs", "k"}
+    assert expression_reads(_expression("list(map(lambda a, b: a * b, xs, ys))"), set()) == {"xs", "ys"}
+    assert expression_reads(_expression("max(counts, key=counts.get)"), set()) == {"counts"}
+    assert expression_reads(_expression("list(filter(None, xs))"), set()) == {"xs"}
     assert expression_reads(_expression("sorted(xs)"), {"xs"}) == {"xs"}
     assert expression_reads(_expression("dict.fromkeys(xs)"), {"dict"}) is None
     assert expression_reads(_expression("dict.fromkeys(xs)"), set()) == {"xs"}  # `dict` is not a variable read
@@ -286,6 +301,62 @@ def test_the_methods_of_session_34_give_what_python_gives(source: str, values: d
     assert value_repr(_expression(source), {name: repr(v) for name, v in values.items()}, 500) == repr(expected)
 
 
+@pytest.mark.parametrize(("source", "values"), [
+    ("(x ** 2, x ** -1, 2 ** n, f ** 0.5, pow(x, n), pow(x, n, 7), (-x) ** 3)", {"x": 3, "n": 20, "f": 2.25}),
+    ("(a & b, a | b, a ^ b, a << 3, a >> 1, ~a, +a, -(~b))", {"a": 12, "b": -10}),
+    ("(float(s), float(n), float(), round(f), round(g), round(f, 1), round(n, -1))",
+     {"s": "2.5e3", "n": 17, "f": 2.5, "g": -3.5}),
+    ("(bin(n), hex(n), oct(n), bin(-n))", {"n": 202}),
+    ("(dict(zip(ks, vs)), dict(d), dict(), dict(pairs), dict(['ab', 'cd']))",
+     {"ks": "abc", "vs": [1, 2, 3], "d": {"x": 1}, "pairs": [("k", [1]), ("k", 2)]}),
+    ("(list(map(int, s)), list(map(str.upper, ws)), list(map(len, ws)), ''.join(map(str, xs)))",
+     {"s": "4071", "ws": ["ab", "C", ""], "xs": [1, 20]}),
+    ("(list(map(lambda a, b: a - b, xs, ys)), sum(map(lambda x: x * x, xs)), list(filter(None, zs)))",
+     {"xs": [5, 7, 9], "ys": [1, 2], "zs": [0, "", "a", [], [0], None, 3]}),
+    ("(list(filter(lambda c: c not in v, s)), list(filter(str.isdigit, s)), list(filter(len, ws)))",
+     {"s": "a1e2b", "v": "aeiou", "ws": ["", "x"]}),
+    ("(sorted(ws, key=len), sorted(ws, key=len, reverse=True), sorted(ws, key=str.lower), sorted(xs, key=lambda x: -x))",
+     {"ws": ["bb", "A", "c", "dd", "Bb"], "xs": [2, 3, 1]}),
+    ("(max(ws, key=len), min(ws, key=len), max(d, key=d.get), min(d.items(), key=lambda kv: (kv[1], kv[0])))",
+     {"ws": ["ab", "cd", "e", "fg"], "d": {"x": 1, "y": 3, "z": 3}}),
+    ("sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))", {"d": {"b": 1, "a": 1, "c": 2}}),
+    ("(s.split(maxsplit=1), s.rsplit(sep=' ', maxsplit=1), t.splitlines(keepends=True), u.expandtabs(tabsize=2))",
+     {"s": "a b  c", "t": "x\ny\n", "u": "a\tb"}),
+    ("(s.translate(str.maketrans('ab', 'AB')), s.translate(str.maketrans('a', 'x', 'b')), s.translate({97: 'zz', 98: None}),"
+     " s.translate(str.maketrans({'a': '1', 'c': None})))", {"s": "abcab"}),
+])
+def test_the_operators_and_builtins_of_session_37_give_what_python_gives(source: str, values: dict[str, object]) -> None:
+    expected = eval(source, dict(values))  # noqa: S307 - the test's own constant expressions
+    assert value_repr(_expression(source), {name: repr(v) for name, v in values.items()}, 500) == repr(expected)
+
+
+@pytest.mark.parametrize(("source", "shown"), [
+    ("2 ** n", {"n": "200"}),  # far beyond the numbers computed here: left to the model
+    ("x ** 0.5", {"x": "-4.0"}),  # a complex number
+    ("1 << n", {"n": "100"}),
+    ("a | b", {"a": "True", "b": "False"}),  # bools: their `|` is the model's
+    ("float(s)", {"s": "'inf'"}),
+    ("map(int, s)", {"s": "'12'"}),  # an iterator: never written
+    ("list(map(int, s))", {"s": "'1x'"}),  # raises in the program
+    ("list(map(str.upper, xs))", {"xs": "[1]"}),
+    ("sorted(xs, key=lambda x: x)", {"xs": "[1, 'a']"}),  # keys that do not compare
+    ("min(xs, key=len)", {"xs": "[]"}),
+    ("s.translate(t)", {"s": "'ab'", "t": "'xy'"}),  # a table that is not a dict
+    ("s.translate({97: 'x' * 20000})", {"s": "'aaa'"}),  # too long
+])
+def test_what_the_values_of_session_37_do_not_tell(source: str, shown: dict[str, str]) -> None:
+    assert expression_reads(_expression(source), set()) is not None
+    assert value_repr(_expression(source), shown, 500) is None
+
+
+def test_a_lambda_called_for_each_element_counts_against_the_one_bound() -> None:
+    """Each call of a lambda passed to map, filter or `key=` is a step of MAX_ELEMENTS, as a
+    comprehension's element is: nested ones do not multiply their bounds."""
+    shown = {"xs": repr(list(range(200)))}
+    assert value_repr(_expression("len(list(map(lambda a: sum(map(lambda b: 1, xs)), xs)))"), shown, 100) is None
+    assert value_repr(_expression("len(list(map(lambda a: a, xs)))"), shown, 100) == "200"
+
+
 def test_reversed_enumerate_and_zip_give_iterators() -> None:
     """Their values are iterators: a loop or a call that iterates takes the elements, nothing else does,
     and no value holding one is written (the tracer shows `<list_reverseiterator object>`)."""
@@ -372,7 +443,29 @@ def main():
 """
 
 
+BUILTINS_37 = """\
+def tally(words, n):
+    counts = dict(zip(words, map(len, words)))
+    longest = max(counts, key=counts.get)
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    digits = list(map(int, str(n)))
+    mask = n & 0xFF | (n >> 2) ^ ~n
+    power = pow(n, 2) + 2 ** len(digits)
+    code = bin(n) + hex(n) + oct(n)
+    kept = list(filter(lambda w: len(w) > 1, words))
+    clean = words[0].translate(str.maketrans('ab', 'xy', 'c'))
+    head = ' '.join(words).split(maxsplit=1)[0]
+    return [longest, ranked, digits, mask, power, code, kept, clean, round(n / 3, 2), float(len(head))]
+
+
+def main():
+    tally(['abc', 'b', 'ccd', 'ab'], 1234)
+    return tally(['x'], 7)
+"""
+
+
 @pytest.mark.parametrize(("program", "least"), [
+    ("BUILTINS_37", {"computed": 36}),  # the operators and builtins of session 37, functions passed
     ("TEXTS", {"computed": 28}),  # the str methods of session 34, and `*` of a string
     ("SPLITS", {"loops": 40, "comprehensions": 6}),  # over split, sorted(...items()), reversed(...), a slice
     ("COMPUTED", {"truths": 40, "computed": 20}),  # `while left < right and ...`, `left += 1`, `return n - ...`

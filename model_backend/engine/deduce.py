@@ -27,11 +27,19 @@ from typing import Any
 
 from model_backend import safe_ast
 
-# Builtin functions an expression may call, and the keywords each accepts (with a constant value).
+# Builtin functions an expression may call, and the keywords each accepts (a constant value; `key`: a
+# function, as the first argument of map and filter, see _FUNCTION_VALUES).
 _FUNCTIONS: dict[str, frozenset[str]] = {
-    name: frozenset() for name in ("len", "reversed", "list", "tuple", "enumerate", "range", "zip", "min", "max",
-                                   "abs", "sum", "ord", "chr", "str", "int", "bool", "any", "all", "divmod")
-} | {"sorted": frozenset({"reverse"})}
+    name: frozenset() for name in ("len", "reversed", "list", "tuple", "enumerate", "range", "zip", "abs", "sum",
+                                   "ord", "chr", "str", "int", "bool", "any", "all", "divmod",
+                                   # since session 37
+                                   "float", "round", "bin", "hex", "oct", "pow", "dict", "map", "filter")
+} | {"sorted": frozenset({"reverse", "key"}), "min": frozenset({"key"}), "max": frozenset({"key"})}
+# Builtins that may be passed as a function (`map(int, digits)`, `key=len`); `str.lower` and the other
+# str methods of _METHODS, and a lambda of such expressions, may be passed too.
+_FUNCTION_VALUES = frozenset({"len", "str", "int", "float", "abs", "ord", "chr", "bool", "round", "sorted", "list",
+                              "tuple", "sum", "min", "max", "bin", "hex", "oct"})
+_TAKES_A_FUNCTION = frozenset({"map", "filter"})  # as their first argument
 # Methods an expression may call, by the type of the object they are called on: none changes it.
 _METHODS: dict[type, frozenset[str]] = {
     str: frozenset({"split", "rsplit", "splitlines", "strip", "lstrip", "rstrip", "lower", "upper", "isdigit",
@@ -40,19 +48,51 @@ _METHODS: dict[type, frozenset[str]] = {
                     # since session 34
                     "title", "capitalize", "swapcase", "casefold", "istitle", "isascii", "isprintable", "rindex",
                     "partition", "rpartition", "removeprefix", "removesuffix", "zfill", "center", "ljust", "rjust",
-                    "expandtabs", "format"}),
+                    "expandtabs", "format",
+                    # since session 37 (its table from str.maketrans, or a dict)
+                    "translate"}),
     list: frozenset({"count", "index", "copy"}),
     tuple: frozenset({"count", "index"}),
     dict: frozenset({"items", "keys", "values", "get", "copy"}),
 }
 # str methods whose result is as long as their first argument (expandtabs grows with its tab size too)
 _WIDTH_METHODS = frozenset({"zfill", "center", "ljust", "rjust"})
+# The keywords a method call may pass (any other keyword is left to the model)
+_METHOD_KEYWORDS: dict[str, frozenset[str]] = {
+    "split": frozenset({"sep", "maxsplit"}), "rsplit": frozenset({"sep", "maxsplit"}),
+    "splitlines": frozenset({"keepends"}), "expandtabs": frozenset({"tabsize"}),
+}
 _METHOD_NAMES = frozenset().union(*_METHODS.values())
 READING_FUNCTIONS = frozenset(_FUNCTIONS)  # for flow.pure_functions: builtins that read their arguments
 READING_METHODS = _METHOD_NAMES
+
+
+def _power(base: Any, exponent: Any) -> object:
+    """`base ** exponent` where the result stays a number of _MAX_NUMBER's size (`10 ** 10 ** 9` would
+    take the time first): else _Unknown, as for a complex result."""
+    if type(base) is int and type(exponent) is int and exponent > 0 and abs(base) > 1 \
+            and abs(base).bit_length() * exponent > 2 * _MAX_NUMBER.bit_length():
+        raise _Unknown
+    result = base ** exponent
+    if type(result) not in (int, float):
+        raise _Unknown
+    return result
+
+
+def _shifted(number: int, places: int) -> int:
+    if places > _MAX_NUMBER.bit_length():
+        raise _Unknown
+    return number << places
+
+
 _ARITHMETIC: dict[type, Callable[[Any, Any], object]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: _power,
+}
+# on ints only (not bools, nor sets or dicts, whose `|` and `&` are the model's)
+_BITWISE: dict[type, Callable[[int, int], int]] = {
+    ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: _shifted,
+    ast.RShift: operator.rshift,
 }
 _COMPARISONS: dict[type, Callable[[Any, Any], object]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
@@ -82,6 +122,28 @@ def expression_reads(node: ast.expr, bound: set[str]) -> frozenset[str] | None:
     reads: set[str] = set()
     hidden: list[str] = []  # the variables of the comprehensions around the part looked at
 
+    def allowed_function(part: ast.expr) -> bool:
+        """A function passed to map, filter or `key=`: a builtin of _FUNCTION_VALUES, `str.METHOD`, or
+        a lambda (positional parameters only) whose body is allowed."""
+        if isinstance(part, ast.Name):
+            return part.id in _FUNCTION_VALUES and part.id not in bound
+        if isinstance(part, ast.Attribute) and _is_class_method(part, "str", part.attr):
+            return part.attr in _METHODS[str] and "str" not in bound  # (the program's own `str`: refused)
+        if isinstance(part, ast.Attribute):  # a method of a value, bound: `counts.get`
+            return part.attr in _METHOD_NAMES and allowed(part.value)
+        if not isinstance(part, ast.Lambda):
+            return False
+        parameters = part.args
+        if (parameters.posonlyargs or parameters.vararg or parameters.kwonlyargs or parameters.kwarg
+                or parameters.defaults):
+            return False
+        depth = len(hidden)
+        hidden.extend(a.arg for a in parameters.args)
+        try:
+            return allowed(part.body)
+        finally:
+            del hidden[depth:]
+
     def allowed(part: ast.expr) -> bool:
         if isinstance(part, ast.Name):
             if part.id in _FUNCTIONS and part.id not in bound:
@@ -108,9 +170,9 @@ def expression_reads(node: ast.expr, bound: set[str]) -> frozenset[str] | None:
         if isinstance(part, ast.Constant):
             return type(part.value) in (int, float, str, bool) or part.value is None
         if isinstance(part, ast.UnaryOp):
-            return isinstance(part.op, ast.USub | ast.Not) and allowed(part.operand)
+            return allowed(part.operand)  # -, +, not, ~
         if isinstance(part, ast.BinOp):
-            return type(part.op) in _ARITHMETIC and allowed(part.left) and allowed(part.right)
+            return (type(part.op) in _ARITHMETIC or type(part.op) in _BITWISE) and allowed(part.left) and allowed(part.right)
         if isinstance(part, ast.BoolOp):
             return all(allowed(v) for v in part.values)
         if isinstance(part, ast.IfExp):
@@ -152,13 +214,22 @@ def expression_reads(node: ast.expr, bound: set[str]) -> frozenset[str] | None:
                 keywords = _FUNCTIONS.get(func.id)
                 if keywords is None or func.id in bound:
                     return False
-                if not all(k.arg in keywords and isinstance(k.value, ast.Constant) for k in part.keywords):
+                if not all(k.arg in keywords and (allowed_function(k.value) if k.arg == "key"
+                                                  else isinstance(k.value, ast.Constant)) for k in part.keywords):
                     return False
-            elif _is_fromkeys(func):
-                if part.keywords or "dict" in bound:
+                if func.id in _TAKES_A_FUNCTION:
+                    if len(part.args) < 2:
+                        return False
+                    function, *iterables = part.args
+                    passes_none = func.id == "filter" and isinstance(function, ast.Constant) and function.value is None
+                    return (passes_none or allowed_function(function)) and all(allowed(a) for a in iterables)
+            elif _is_class_method(func, "dict", "fromkeys") or _is_class_method(func, "str", "maketrans"):
+                if part.keywords or func.value.id in bound:  # type: ignore[attr-defined]  # a Name: checked
                     return False
             elif isinstance(func, ast.Attribute) and func.attr in _METHOD_NAMES:
-                if part.keywords or not allowed(func.value):
+                if not all(k.arg in _METHOD_KEYWORDS.get(func.attr, ()) and allowed(k.value) for k in part.keywords):
+                    return False
+                if not allowed(func.value):
                     return False
             else:
                 return False
@@ -194,10 +265,10 @@ def _type_check(node: ast.Compare, bound: set[str]) -> ast.expr | None:
     return left.args[0]
 
 
-def _is_fromkeys(func: ast.expr) -> bool:
-    """`dict.fromkeys`, the one class method of a builtin type taken."""
-    return (isinstance(func, ast.Attribute) and func.attr == "fromkeys" and isinstance(func.value, ast.Name)
-            and func.value.id == "dict")
+def _is_class_method(func: ast.expr, type_name: str, method: str) -> bool:
+    """`dict.fromkeys` or `str.maketrans`, the class methods of builtin types taken."""
+    return (isinstance(func, ast.Attribute) and func.attr == method and isinstance(func.value, ast.Name)
+            and func.value.id == type_name)
 
 
 def _constant_spec(part: ast.FormattedValue) -> str | None:
@@ -300,7 +371,11 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
         return node.value
     if isinstance(node, ast.UnaryOp):
         operand = _evaluate(node.operand, shown)
-        return not operand if isinstance(node.op, ast.Not) else -_number(operand)
+        if isinstance(node.op, ast.Not):
+            return not operand
+        if isinstance(node.op, ast.Invert):
+            return ~_int(operand)
+        return -_number(operand) if isinstance(node.op, ast.USub) else +_number(operand)
     if isinstance(node, ast.BoolOp):
         value = _evaluate(node.values[0], shown)
         for later in node.values[1:]:
@@ -336,6 +411,8 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
         if isinstance(node.op, ast.Mod) and isinstance(left, str):  # printf-style formatting
             _check_format(left, right if isinstance(right, tuple | dict) else [right], printf=True)
             return left % right  # type: ignore[operator]
+        if type(node.op) in _BITWISE:
+            return _BITWISE[type(node.op)](_int(left), _int(right))
         return _ARITHMETIC[type(node.op)](_number(left), _number(right))
     if isinstance(node, ast.ListComp | ast.GeneratorExp | ast.DictComp):
         return _comprehension(node, shown)
@@ -367,37 +444,106 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
             if types is None:
                 raise _Unknown
             return isinstance(_evaluate(node.args[0], shown), types)
+        if isinstance(node.func, ast.Name) and node.func.id in _TAKES_A_FUNCTION:
+            function, *rest = node.args
+            passes_none = isinstance(function, ast.Constant) and function.value is None
+            return _map_or_filter(node.func.id, None if passes_none else _function(function, shown),
+                                  [_evaluate(a, shown) for a in rest])
         arguments = [_evaluate(a, shown) for a in node.args]
-        keywords = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
         if isinstance(node.func, ast.Name):
+            keywords = {k.arg: _function(k.value, shown) if k.arg == "key" else k.value.value  # type: ignore[attr-defined]
+                        for k in node.keywords}  # expression_reads: constants, or a function for `key`
             return _call(node.func.id, arguments, keywords)
-        if _is_fromkeys(node.func):
+        if _is_class_method(node.func, "dict", "fromkeys"):
             if not 1 <= len(arguments) <= 2 or not isinstance(arguments[0], _ITERABLES):
                 raise _Unknown
             keys = list(arguments[0])  # type: ignore[call-overload]
             if len(keys) > MAX_ELEMENTS:
                 raise _Unknown
             return dict.fromkeys(keys, *arguments[1:])
+        if _is_class_method(node.func, "str", "maketrans"):
+            if not all(isinstance(a, str | dict) for a in arguments):
+                raise _Unknown
+            return str.maketrans(*arguments)  # type: ignore[call-overload]  # a wrong mix raises: _Unknown
         assert isinstance(node.func, ast.Attribute)
         receiver = _evaluate(node.func.value, shown)
-        method = node.func.attr
-        if method not in _METHODS.get(type(receiver), frozenset()):
-            raise _Unknown
-        _check_size(receiver, method, arguments)
-        result = getattr(receiver, method)(*arguments)
-        return list(result) if isinstance(receiver, dict) and method in ("items", "keys", "values") else result  # a view: listed
+        return _method(receiver, node.func.attr, arguments, {k.arg: _evaluate(k.value, shown) for k in node.keywords})
     raise _Unknown
 
 
-def _check_size(receiver: object, method: str, arguments: list[object]) -> None:
+def _method(receiver: object, method: str, arguments: list[object], keywords: Mapping[str | None, object]) -> object:
+    """A method of _METHODS called on a literal value, with the keywords _METHOD_KEYWORDS allows."""
+    if method not in _METHODS.get(type(receiver), frozenset()):
+        raise _Unknown
+    if None in keywords or not set(keywords) <= _METHOD_KEYWORDS.get(method, frozenset()):
+        raise _Unknown
+    _check_size(receiver, method, arguments, keywords)
+    result = getattr(receiver, method)(*arguments, **{str(k): v for k, v in keywords.items()})
+    return list(result) if isinstance(receiver, dict) and method in ("items", "keys", "values") else result  # a view: listed
+
+
+def _function(node: ast.expr, shown: Mapping[str, object]) -> Callable[..., object]:
+    """What a function that expression_reads allowed to be passed does, as a callable: a builtin of
+    _FUNCTION_VALUES (as _call computes it), `str.METHOD` or a value's method (as _method does), or a lambda, whose body is
+    evaluated on the shown values with its parameters bound (each call one of the MAX_ELEMENTS steps)."""
+    if isinstance(node, ast.Name):
+        name = node.id
+        return lambda *arguments: _call(name, list(arguments), {})
+    if isinstance(node, ast.Attribute) and not _is_class_method(node, "str", node.attr):
+        receiver, method = _evaluate(node.value, shown), node.attr
+        return lambda *arguments: _method(receiver, method, list(arguments), {})
+    if isinstance(node, ast.Attribute):
+        method = node.attr
+
+        def method_of_str(receiver: object = None, *arguments: object) -> object:
+            if type(receiver) is not str:
+                raise _Unknown  # `str.upper(5)` raises a TypeError: the model says how
+            return _method(receiver, method, list(arguments), {})
+
+        return method_of_str
+    assert isinstance(node, ast.Lambda)
+    body, parameters = node.body, [a.arg for a in node.args.args]
+    steps = _STEPS.get()
+
+    def called(*arguments: object) -> object:
+        steps[0] += 1
+        if steps[0] > MAX_ELEMENTS or len(arguments) != len(parameters):
+            raise _Unknown
+        return _evaluate(body, {**shown, **{name: _Rebuilt(a) for name, a in zip(parameters, arguments, strict=True)}})
+
+    return called
+
+
+def _map_or_filter(name: str, function: Callable[..., object] | None, iterables: list[object]) -> _Iterator:
+    """`map(function, *iterables)` or `filter(function, iterable)` (None: the true elements), done at
+    once: an _Iterator of what they give (the same elements, when none raises)."""
+    if not iterables or not all(isinstance(i, _ITERABLES) for i in iterables):
+        raise _Unknown
+    if name == "map":
+        assert function is not None  # expression_reads: only filter takes None
+        return _Iterator([function(*items) for items in zip(*iterables, strict=False)])  # type: ignore[call-overload]  # stops at the shortest
+    if len(iterables) != 1:
+        raise _Unknown
+    return _Iterator([e for e in iterables[0] if (function(e) if function else e)])  # type: ignore[attr-defined]
+
+
+def _check_size(receiver: object, method: str, arguments: list[object],
+                keywords: Mapping[str | None, object] | None = None) -> None:
     """Raise _Unknown before a str method builds a text longer than _MAX_TEXT (a width of 10**9 would
-    take the memory first): the width and tab size methods, and replace."""
+    take the memory first): the width and tab size methods, replace and translate."""
     if not isinstance(receiver, str):
         return
     if method == "format":
         _check_format(receiver, arguments)
+    elif method == "translate":
+        table = arguments[0] if len(arguments) == 1 else None
+        if not isinstance(table, dict):
+            raise _Unknown  # a table of another kind: its lookups could run the program's code
+        longest = max((len(v) if isinstance(v, str) else 1 for v in table.values()), default=1)
+        if len(receiver) * longest > _MAX_TEXT:
+            raise _Unknown
     elif method in _WIDTH_METHODS or method == "expandtabs":
-        size = arguments[0] if arguments else 8  # expandtabs' default tab size
+        size = arguments[0] if arguments else (keywords or {}).get("tabsize", 8)  # expandtabs' default tab size
         if type(size) is not int:
             raise _Unknown
         length = size if method in _WIDTH_METHODS else size * (receiver.count("\t") + 1) + len(receiver)
@@ -522,6 +668,15 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
         return span
     if name == "divmod" and len(arguments) == 2:
         return divmod(_number(arguments[0]), _number(arguments[1]))
+    if name in _NUMERIC_FUNCTIONS:
+        return _NUMERIC_FUNCTIONS[name](*arguments)
+    if name == "dict" and len(arguments) <= 1:
+        if not arguments:
+            return {}
+        if not isinstance(arguments[0], _ITERABLES):
+            raise _Unknown
+        pairs = arguments[0] if isinstance(arguments[0], dict) else list(arguments[0])  # type: ignore[call-overload]
+        return dict(pairs)  # pairs of other shapes raise, as they do in the program
     if name in ("min", "max") and len(arguments) > 1:
         values: list[Any] = list(arguments)
     elif name == "zip":
@@ -543,7 +698,7 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
         raise _Unknown  # Python refuses: an iterator has no length and cannot be reversed
     if name == "len":
         return len(values)
-    if name in ("min", "max", "sorted"):
+    if name in ("min", "max", "sorted") and "key" not in keywords:
         if not (all(type(v) in (int, float) for v in values) or all(type(v) is str for v in values)
                 or all(type(v) is tuple for v in values)):
             raise _Unknown  # a mix that raises, or ties between equal values of other types
@@ -552,6 +707,8 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
                 raise _Unknown
             return sorted(values, reverse=bool(keywords.get("reverse", False)))
         return min(values) if name == "min" else max(values)
+    if name in ("min", "max", "sorted") and set(keywords) <= {"key", "reverse"}:
+        return _by_key(name, values, keywords)
     if name == "sum":
         return sum(_number(v) for v in values)
     if name in ("any", "all"):
@@ -565,6 +722,50 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
     if name == "tuple":
         return tuple(values)
     raise _Unknown
+
+
+def _by_key(name: str, values: list[Any], keywords: Mapping[str | None, object]) -> object:
+    """min, max or sorted with `key=`: the key of each value computed once, in order, as Python does;
+    keys of the types plain min, max and sorted take (else _Unknown). Python's min and max give the first
+    of equal keys and sorted keeps their order (also with reverse=True): so do these."""
+    key, reverse = keywords.get("key"), keywords.get("reverse", False)
+    if not callable(key) or type(reverse) is not bool:
+        raise _Unknown
+    keys = [key(v) for v in values]
+    if not (all(type(k) in (int, float) for k in keys) or all(type(k) is str for k in keys)
+            or all(type(k) is tuple for k in keys)):
+        raise _Unknown
+    if name == "sorted":
+        return [values[i] for i in sorted(range(len(values)), key=keys.__getitem__, reverse=reverse)]
+    if reverse or not values:
+        raise _Unknown  # min and max take no `reverse`; of nothing, they raise
+    chosen = min if name == "min" else max
+    return values[chosen(range(len(values)), key=keys.__getitem__)]
+
+
+def _round(number: object, digits: object = None) -> object:
+    if digits is not None:
+        return round(_number(number), _int(digits))
+    return round(_number(number))
+
+
+def _float(value: object = 0.0) -> float:
+    if not isinstance(value, int | float | str):
+        raise _Unknown
+    return float(value)
+
+
+def _pow(base: object, exponent: object, modulus: object = None) -> object:
+    if modulus is None:
+        return _power(_number(base), _number(exponent))
+    return pow(_int(base), _int(exponent), _int(modulus))  # modular: as fast for any exponent
+
+
+# Builtins of numbers, each called with the arguments as given (a wrong count raises TypeError: _Unknown)
+_NUMERIC_FUNCTIONS: dict[str, Callable[..., object]] = {
+    "float": _float, "round": _round, "pow": _pow,
+    "bin": lambda n: bin(_int(n)), "hex": lambda n: hex(_int(n)), "oct": lambda n: oct(_int(n)),
+}
 
 
 def _value(node: ast.expr, shown: Mapping[str, object]) -> object:
