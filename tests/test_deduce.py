@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import ast
 import copy
+import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -143,7 +147,7 @@ def test_the_elements_are_those_python_gives(source: str, values: dict[str, obje
     ("s.split()", {"s": "'a b..."}),  # cut by the tracer
     ("s.split()", {}),  # not shown
     ("s.split()", {"s": "[1, 2]"}),  # a list has no split
-    ("sorted(xs)", {"xs": "{3, 1, 2}"}),  # a set: its order here need not be the program's
+    ("list(xs)", {"xs": "{3, 1, 2}"}),  # a set: its order here need not be the program's
     ("sorted(xs)", {"xs": "[1, 'a']"}),  # raises
     ("sorted(xs)", {"xs": "[1,2]"}),  # not the repr Python writes: not a value the tracer showed
     ("range(n)", {"n": "100000000"}),  # too long to list
@@ -257,7 +261,7 @@ def test_a_test_is_true_where_python_says(source: str, values: dict[str, object]
     ("d[k] > 1", {"d": "{'a': 1}", "k": "'b'"}),  # a KeyError: the program raises, the model says how
     ("int(s) > 1", {"s": "'x1'"}),
     ("x < y", {"x": "1", "y": "'a'"}),
-    ("x in s", {"x": "1", "s": "{1, 2}"}),  # a set
+    ("any([x > 1 for x in s])", {"s": "{1, 2}"}),  # a set, iterated in order
     ("n > 0", {"n": "<Counter object>"}),
     ("n > 0", {}),  # a global, or not bound yet
     ("x * 10 ** 13 > 1", {"x": "1"}),  # bigger than it computes
@@ -347,6 +351,65 @@ def test_the_operators_and_builtins_of_session_37_give_what_python_gives(source:
 def test_what_the_values_of_session_37_do_not_tell(source: str, shown: dict[str, str]) -> None:
     assert expression_reads(_expression(source), set()) is not None
     assert value_repr(_expression(source), shown, 500) is None
+
+
+SET_CASES = [
+    ("(len(set(s)), sorted(set(s)), sorted(set(s), reverse=True), max(set(s)), min(frozenset(s)))", {"s": "banana"}),
+    ("(c in seen, d in seen, c not in seen, len(seen), sorted(seen), bool(seen), seen == {d, c})",
+     {"c": "b", "d": "z", "seen": {"a", "b"}}),
+    ("(sorted(set(a) & set(b)), sorted(set(a) | set(b)), sorted(set(a) - set(b)), sorted(set(a) ^ set(b)))",
+     {"a": "abcx", "b": "bcdy"}),
+    ("(set(a).issubset(b), set(a).isdisjoint(b), sorted(set(a).union(b, 'q')), len(set(a).intersection(b)))",
+     {"a": "ab", "b": "abc"}),
+    ("(sum(set(xs)), any(set(xs)), all(set(xs)), sorted(set(ws), key=len), max(set(ws), key=len))",
+     {"xs": [3, 0, 3, 5], "ws": ["ab", "c", "def", "c"]}),
+    ("[w for w in ws if w not in set(stop)]", {"ws": ["a", "the", "b", "an"], "stop": ["the", "an"]}),
+]
+
+
+@pytest.mark.parametrize(("source", "values"), SET_CASES)
+def test_a_set_is_taken_where_its_order_does_not_matter(source: str, values: dict[str, object]) -> None:
+    expected = eval(source, dict(values))  # noqa: S307 - the test's own constant expressions
+    shown = {name: repr(sorted(v)).replace("[", "{").replace("]", "}") if isinstance(v, set) else repr(v)
+             for name, v in values.items()}
+    assert value_repr(_expression(source), shown, 500) == repr(expected)
+
+
+@pytest.mark.parametrize(("source", "shown"), [
+    ("''.join(set(s))", {"s": "'ab'"}),  # in the order of this process's hashes
+    ("list(set(s))", {"s": "'ab'"}),
+    ("[c for c in set(s)]", {"s": "'ab'"}),
+    ("tuple(seen)", {"seen": "{1, 2}"}),
+    ("seen | {3}", {"seen": "{1, 2}"}),  # a set is never written
+    ("f'{seen}'", {"seen": "{1, 2}"}),
+    ("sum(set(xs))", {"xs": "[0.1, 0.2, 0.3]"}),  # a sum of floats depends on the order
+    ("sorted(set(ws), key=len)", {"ws": "['ab', 'c', 'de']"}),  # equal keys: the order decides
+    ("len(seen)", {"seen": "{1, 1}"}),  # not the repr of a set
+    ("len(seen)", {"seen": "{1,2}"}),
+    ("len(seen)", {"seen": "{[1]}"}),
+])
+def test_a_set_s_order_is_never_read(source: str, shown: dict[str, str]) -> None:
+    assert value_repr(_expression(source), shown, 500) is None
+
+
+def test_what_it_computes_of_sets_is_the_same_whatever_the_hash_seed() -> None:
+    """String hashes, and so a set's order, differ from one process to the next: the values it computes
+    do not (four processes with different PYTHONHASHSEED)."""
+    script = (
+        "import ast, json, sys\n"
+        "from model_backend.engine.deduce import value_repr\n"
+        "from tests.test_deduce import SET_CASES\n"
+        "shown = lambda values: {k: repr(sorted(v)).replace('[', '{').replace(']', '}') if isinstance(v, set) else repr(v)"
+        " for k, v in values.items()}\n"
+        "print(json.dumps([value_repr(ast.parse(s, mode='eval').body, shown(v), 500) for s, v in SET_CASES]))\n"
+    )
+    outputs = set()
+    for seed in ("0", "1", "2", "12345"):
+        run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120,
+                             env={**os.environ, "PYTHONHASHSEED": seed})
+        outputs.add(run.stdout)
+    (only,) = outputs
+    assert None not in json.loads(only)
 
 
 def test_a_lambda_called_for_each_element_counts_against_the_one_bound() -> None:
@@ -463,8 +526,28 @@ def main():
     return tally(['x'], 7)
 """
 
+SETS_37 = """\
+def uniques(words, stop):
+    seen = set()
+    kept = []
+    for w in words:
+        if w in seen or w in set(stop):
+            continue
+        seen.add(w)
+        kept.append(w)
+    common = sorted(set(words) & set(stop))
+    sizes = set(map(len, words))
+    return len(seen), sorted(seen), common, max(sizes), sum(sizes), 'the' in seen
+
+
+def main():
+    uniques(['the', 'cat', 'and', 'the', 'hat', 'cat'], ['and', 'or'])
+    return uniques('a b a c'.split(), [])
+"""
+
 
 @pytest.mark.parametrize(("program", "least"), [
+    ("SETS_37", {"truths": 16, "computed": 10}),  # a set's members, length, sorted elements: never its order
     ("BUILTINS_37", {"computed": 36}),  # the operators and builtins of session 37, functions passed
     ("TEXTS", {"computed": 28}),  # the str methods of session 34, and `*` of a string
     ("SPLITS", {"loops": 40, "comprehensions": 6}),  # over split, sorted(...items()), reversed(...), a slice

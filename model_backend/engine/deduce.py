@@ -33,13 +33,16 @@ _FUNCTIONS: dict[str, frozenset[str]] = {
     name: frozenset() for name in ("len", "reversed", "list", "tuple", "enumerate", "range", "zip", "abs", "sum",
                                    "ord", "chr", "str", "int", "bool", "any", "all", "divmod",
                                    # since session 37
-                                   "float", "round", "bin", "hex", "oct", "pow", "dict", "map", "filter")
+                                   "float", "round", "bin", "hex", "oct", "pow", "dict", "map", "filter", "set",
+                                   "frozenset")
 } | {"sorted": frozenset({"reverse", "key"}), "min": frozenset({"key"}), "max": frozenset({"key"})}
 # Builtins that may be passed as a function (`map(int, digits)`, `key=len`); `str.lower` and the other
 # str methods of _METHODS, and a lambda of such expressions, may be passed too.
 _FUNCTION_VALUES = frozenset({"len", "str", "int", "float", "abs", "ord", "chr", "bool", "round", "sorted", "list",
                               "tuple", "sum", "min", "max", "bin", "hex", "oct"})
 _TAKES_A_FUNCTION = frozenset({"map", "filter"})  # as their first argument
+_SET_METHODS = frozenset({"union", "intersection", "difference", "symmetric_difference", "issubset", "issuperset",
+                          "isdisjoint", "copy"})
 # Methods an expression may call, by the type of the object they are called on: none changes it.
 _METHODS: dict[type, frozenset[str]] = {
     str: frozenset({"split", "rsplit", "splitlines", "strip", "lstrip", "rstrip", "lower", "upper", "isdigit",
@@ -54,6 +57,9 @@ _METHODS: dict[type, frozenset[str]] = {
     list: frozenset({"count", "index", "copy"}),
     tuple: frozenset({"count", "index"}),
     dict: frozenset({"items", "keys", "values", "get", "copy"}),
+    # since session 37: what they give is a set, whose order nothing here reads (_ORDERLESS)
+    set: _SET_METHODS,
+    frozenset: _SET_METHODS,
 }
 # str methods whose result is as long as their first argument (expandtabs grows with its tab size too)
 _WIDTH_METHODS = frozenset({"zfill", "center", "ljust", "rjust"})
@@ -196,6 +202,8 @@ def expression_reads(node: ast.expr, bound: set[str]) -> frozenset[str] | None:
             return allowed(part.value) and allowed(index)
         if isinstance(part, ast.Tuple | ast.List):
             return isinstance(part.ctx, ast.Load) and all(allowed(e) for e in part.elts)
+        if isinstance(part, ast.Set):
+            return all(allowed(e) for e in part.elts)
         if isinstance(part, ast.Dict):
             return None not in part.keys and all(allowed(k) for k in part.keys if k is not None) and all(
                 allowed(v) for v in part.values)
@@ -305,6 +313,47 @@ def shown_literal(text: str | None) -> object:
     return value
 
 
+# Sets: their iteration order here need not be the traced program's (a string's hash differs from one
+# process to the next). So a set, shown or built here, is only taken where its order does not matter:
+# `in`, len, sorted, min and max (its elements are distinct), sum of ints, any, all, comparisons, the
+# set operators and the _SET_METHODS; never iterated in order (a loop, a comprehension, list(), join...:
+# none of them takes _ORDERLESS values) and never written (holds_a_set).
+_ORDERLESS = (set, frozenset)
+_READ_IN_ANY_ORDER = frozenset({"len", "sorted", "min", "max", "sum", "any", "all", "set", "frozenset"})
+_SET_OPERATORS: dict[type, Callable[[Any, Any], object]] = {
+    ast.BitOr: operator.or_, ast.BitAnd: operator.and_, ast.Sub: operator.sub, ast.BitXor: operator.xor,
+}
+
+
+def shown_set(text: str | None) -> set[object]:
+    """The set a variable shows (`{3, 'a'}`, `set()`), where each element is written as its repr and none
+    twice, the repr of a set in some order; raises _Unknown otherwise."""
+    if text == "set()":
+        return set()
+    try:
+        node = safe_ast.parse(text or "", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        raise _Unknown from error
+    if not isinstance(node, ast.Set):
+        raise _Unknown
+    elements = [shown_literal(ast.get_source_segment(text, element)) for element in node.elts]  # type: ignore[arg-type]
+    try:
+        value = set(elements)
+    except TypeError as error:  # an unhashable element: no set holds it
+        raise _Unknown from error
+    if len(value) != len(elements) or "{" + ", ".join(repr(e) for e in elements) + "}" != text:
+        raise _Unknown
+    return value
+
+
+def _shown_value(text: str | None) -> object:
+    """shown_literal, or a shown set."""
+    try:
+        return shown_literal(text)
+    except _Unknown:
+        return shown_set(text)
+
+
 class _Iterator:
     """What reversed, enumerate and zip give: an iterator over these elements. Iterating it is all it
     allows (len, indexes and `+` refuse it, as Python does), and its repr is not the program's
@@ -337,7 +386,7 @@ def _plain(value: object) -> object:
         if not abs(value) <= _MAX_NUMBER:  # also NaN
             raise _Unknown
         return value
-    if isinstance(value, str | list | tuple | dict | range) and len(value) > _MAX_TEXT:
+    if isinstance(value, str | list | tuple | dict | range | set | frozenset) and len(value) > _MAX_TEXT:
         raise _Unknown
     return value
 
@@ -366,7 +415,7 @@ def _evaluate(node: ast.expr, shown: Mapping[str, object]) -> object:
 def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
     if isinstance(node, ast.Name):
         value = shown.get(node.id)
-        return value.value if isinstance(value, _Rebuilt) else shown_literal(value)  # type: ignore[arg-type]
+        return value.value if isinstance(value, _Rebuilt) else _shown_value(value)  # type: ignore[arg-type]
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.UnaryOp):
@@ -395,7 +444,7 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
             if isinstance(op, ast.Is | ast.IsNot):
                 result = (left is None) == isinstance(op, ast.Is)
             else:
-                if isinstance(op, ast.In | ast.NotIn) and not isinstance(right, str | list | tuple | dict):
+                if isinstance(op, ast.In | ast.NotIn) and not isinstance(right, str | list | tuple | dict | set | frozenset):
                     raise _Unknown
                 result = bool(_COMPARISONS[type(op)](left, right))
             if not result:
@@ -411,6 +460,8 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
         if isinstance(node.op, ast.Mod) and isinstance(left, str):  # printf-style formatting
             _check_format(left, right if isinstance(right, tuple | dict) else [right], printf=True)
             return left % right  # type: ignore[operator]
+        if isinstance(left, _ORDERLESS) and isinstance(right, _ORDERLESS) and type(node.op) in _SET_OPERATORS:
+            return _SET_OPERATORS[type(node.op)](left, right)
         if type(node.op) in _BITWISE:
             return _BITWISE[type(node.op)](_int(left), _int(right))
         return _ARITHMETIC[type(node.op)](_number(left), _number(right))
@@ -424,6 +475,8 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
     if isinstance(node, ast.Tuple | ast.List):
         elements = [_evaluate(e, shown) for e in node.elts]
         return tuple(elements) if isinstance(node, ast.Tuple) else elements
+    if isinstance(node, ast.Set):
+        return {_evaluate(e, shown) for e in node.elts}  # an unhashable element raises TypeError: _Unknown
     if isinstance(node, ast.Subscript):
         value = _evaluate(node.value, shown)
         index = node.slice
@@ -477,6 +530,8 @@ def _method(receiver: object, method: str, arguments: list[object], keywords: Ma
         raise _Unknown
     if None in keywords or not set(keywords) <= _METHOD_KEYWORDS.get(method, frozenset()):
         raise _Unknown
+    if not isinstance(receiver, _ORDERLESS) and any(isinstance(a, _ORDERLESS) for a in arguments):
+        raise _Unknown  # `''.join(s)` would take the set in its order here
     _check_size(receiver, method, arguments, keywords)
     result = getattr(receiver, method)(*arguments, **{str(k): v for k, v in keywords.items()})
     return list(result) if isinstance(receiver, dict) and method in ("items", "keys", "values") else result  # a view: listed
@@ -670,6 +725,11 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
         return divmod(_number(arguments[0]), _number(arguments[1]))
     if name in _NUMERIC_FUNCTIONS:
         return _NUMERIC_FUNCTIONS[name](*arguments)
+    if name in ("set", "frozenset") and len(arguments) <= 1:
+        made = set if name == "set" else frozenset
+        if arguments and not isinstance(arguments[0], _ITERABLES + _ORDERLESS):
+            raise _Unknown
+        return made(arguments[0]) if arguments else made()  # type: ignore[call-overload]
     if name == "dict" and len(arguments) <= 1:
         if not arguments:
             return {}
@@ -691,9 +751,14 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
     else:
         if len(arguments) not in ((1, 2) if name == "enumerate" else (1,)):
             raise _Unknown  # enumerate's start is the only second argument taken
-        if not isinstance(arguments[0], _ITERABLES):
+        orderless = isinstance(arguments[0], _ORDERLESS) and name in _READ_IN_ANY_ORDER
+        if not isinstance(arguments[0], _ITERABLES) and not orderless:
             raise _Unknown
         values = list(arguments[0])  # type: ignore[call-overload]
+        if orderless and name == "sum" and not all(type(v) is int for v in values):
+            raise _Unknown  # a sum of floats depends on their order
+        if orderless and "key" in keywords:
+            keywords = {**keywords, "distinct": True}
     if name in ("len", "reversed") and isinstance(arguments[0], _Iterator):
         raise _Unknown  # Python refuses: an iterator has no length and cannot be reversed
     if name == "len":
@@ -707,7 +772,7 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
                 raise _Unknown
             return sorted(values, reverse=bool(keywords.get("reverse", False)))
         return min(values) if name == "min" else max(values)
-    if name in ("min", "max", "sorted") and set(keywords) <= {"key", "reverse"}:
+    if name in ("min", "max", "sorted") and set(keywords) <= {"key", "reverse", "distinct"}:
         return _by_key(name, values, keywords)
     if name == "sum":
         return sum(_number(v) for v in values)
@@ -726,12 +791,15 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
 
 def _by_key(name: str, values: list[Any], keywords: Mapping[str | None, object]) -> object:
     """min, max or sorted with `key=`: the key of each value computed once, in order, as Python does;
-    keys of the types plain min, max and sorted take (else _Unknown). Python's min and max give the first
+    keys of the types plain min, max and sorted take (else _Unknown), and distinct ones for the values of
+    a set (`distinct`). Python's min and max give the first
     of equal keys and sorted keeps their order (also with reverse=True): so do these."""
     key, reverse = keywords.get("key"), keywords.get("reverse", False)
     if not callable(key) or type(reverse) is not bool:
         raise _Unknown
     keys = [key(v) for v in values]
+    if keywords.get("distinct") and len(set(keys)) != len(keys):
+        raise _Unknown  # values of a set with equal keys: which comes first is their order here
     if not (all(type(k) in (int, float) for k in keys) or all(type(k) is str for k in keys)
             or all(type(k) is tuple for k in keys)):
         raise _Unknown
