@@ -810,6 +810,9 @@ def test_the_functions_that_change_no_object_of_their_callers() -> None:
     assert "grow" not in pure_functions(tree) and "alias" not in pure_functions(tree)  # through a parameter, an alias
     assert not pure_functions(ast.parse("class A:\n    pass\n" + CALLS))  # an object's methods may be the program's
     assert "fact" not in pure_functions(ast.parse(CALLS.replace("1 if n < 2", "grow([]) if n < 2")))  # calls a grow
+    passed = ("def adds(xs, ys):\n    list(map(xs.append, ys))\n\n\n"
+              "def keyed(ws, d):\n    return sorted(ws, key=str.lower) + sorted(d, key=d.get)\n")
+    assert pure_functions(ast.parse(passed)) == {"keyed"}  # a mutating method passed on, to be called by map
 
 
 def test_the_lines_whose_value_follows_from_their_one_call() -> None:

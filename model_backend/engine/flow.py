@@ -1072,10 +1072,14 @@ def pure_functions(tree: ast.Module) -> frozenset[str]:
     for name, function in defs.items():
         fresh = _fresh_names(function)
         calls: set[str] = set()
+        called = {id(node.func) for node in ast.walk(function) if isinstance(node, ast.Call)}
         ok = True
         for node in ast.walk(function):
             if isinstance(node, ast.Global | ast.Nonlocal | ast.Yield | ast.YieldFrom | ast.Await | ast.ClassDef) or isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
                 ok = False
+            elif (isinstance(node, ast.Attribute) and id(node) not in called and node.attr not in READING_METHODS
+                  and not (imported_math and isinstance(node.value, ast.Name) and node.value.id == "math")):
+                ok = False  # a method passed on, to be called by map, filter or a key: `map(xs.append, ys)`
             elif isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
                 ok = ok and isinstance(node.value, ast.Name) and node.value.id in fresh
             elif isinstance(node, ast.AugAssign):  # an item's `op=` is the store's (checked above)
