@@ -737,6 +737,7 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
             raise _Unknown
         pairs = arguments[0] if isinstance(arguments[0], dict) else list(arguments[0])  # type: ignore[call-overload]
         return dict(pairs)  # pairs of other shapes raise, as they do in the program
+    orderless = False  # the values of a set, in this process's order
     if name in ("min", "max") and len(arguments) > 1:
         values: list[Any] = list(arguments)
     elif name == "zip":
@@ -757,8 +758,6 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
         values = list(arguments[0])  # type: ignore[call-overload]
         if orderless and name == "sum" and not all(type(v) is int for v in values):
             raise _Unknown  # a sum of floats depends on their order
-        if orderless and "key" in keywords:
-            keywords = {**keywords, "distinct": True}
     if name in ("len", "reversed") and isinstance(arguments[0], _Iterator):
         raise _Unknown  # Python refuses: an iterator has no length and cannot be reversed
     if name == "len":
@@ -772,8 +771,8 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
                 raise _Unknown
             return sorted(values, reverse=bool(keywords.get("reverse", False)))
         return min(values) if name == "min" else max(values)
-    if name in ("min", "max", "sorted") and set(keywords) <= {"key", "reverse", "distinct"}:
-        return _by_key(name, values, keywords)
+    if name in ("min", "max", "sorted") and set(keywords) <= {"key", "reverse"}:
+        return _by_key(name, values, keywords, distinct=orderless)
     if name == "sum":
         return sum(_number(v) for v in values)
     if name in ("any", "all"):
@@ -789,16 +788,16 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
     raise _Unknown
 
 
-def _by_key(name: str, values: list[Any], keywords: Mapping[str | None, object]) -> object:
+def _by_key(name: str, values: list[Any], keywords: Mapping[str | None, object], distinct: bool) -> object:
     """min, max or sorted with `key=`: the key of each value computed once, in order, as Python does;
-    keys of the types plain min, max and sorted take (else _Unknown), and distinct ones for the values of
-    a set (`distinct`). Python's min and max give the first
+    keys of the types plain min, max and sorted take (else _Unknown), and, for the values of a set
+    (`distinct`), no two keys equal. Python's min and max give the first
     of equal keys and sorted keeps their order (also with reverse=True): so do these."""
     key, reverse = keywords.get("key"), keywords.get("reverse", False)
     if not callable(key) or type(reverse) is not bool:
         raise _Unknown
     keys = [key(v) for v in values]
-    if keywords.get("distinct") and len(set(keys)) != len(keys):
+    if distinct and len(set(keys)) != len(keys):
         raise _Unknown  # values of a set with equal keys: which comes first is their order here
     if not (all(type(k) in (int, float) for k in keys) or all(type(k) is str for k in keys)
             or all(type(k) is tuple for k in keys)):
