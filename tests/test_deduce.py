@@ -324,6 +324,9 @@ def test_the_methods_of_session_34_give_what_python_gives(source: str, values: d
     ("(max(ws, key=len), min(ws, key=len), max(d, key=d.get), min(d.items(), key=lambda kv: (kv[1], kv[0])))",
      {"ws": ["ab", "cd", "e", "fg"], "d": {"x": 1, "y": 3, "z": 3}}),
     ("sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))", {"d": {"b": 1, "a": 1, "c": 2}}),
+    ("(sorted(s, key=str.isupper), sorted(xs, key=lambda x: x % 2 == 0), max(ws, key=lambda w: w.startswith('b')),"
+     " sorted(xs, key=lambda x: (x > 2, -x)), list(enumerate(s, start=1)), [i * c for i, c in enumerate(s, start=n)])",
+     {"s": "aBcD", "xs": [4, 1, 3, 2], "ws": ["ab", "ba", "bc"], "n": -2}),
     ("(s.split(maxsplit=1), s.rsplit(sep=' ', maxsplit=1), t.splitlines(keepends=True), u.expandtabs(tabsize=2))",
      {"s": "a b  c", "t": "x\ny\n", "u": "a\tb"}),
     ("(s.translate(str.maketrans('ab', 'AB')), s.translate(str.maketrans('a', 'x', 'b')), s.translate({97: 'zz', 98: None}),"
@@ -345,6 +348,8 @@ def test_the_operators_and_builtins_of_session_37_give_what_python_gives(source:
     ("list(map(str.upper, xs))", {"xs": "[1]"}),
     ("sorted(xs, key=lambda x: x)", {"xs": "[1, 'a']"}),  # keys that do not compare
     ("min(xs, key=len)", {"xs": "[]"}),
+    ("list(enumerate(xs, 1, start=2))", {"xs": "[1]"}),  # raises
+    ("sorted(set(s), key=str.isupper)", {"s": "'abC'"}),  # equal keys among a set's values
     ("s.translate(t)", {"s": "'ab'", "t": "'xy'"}),  # a table that is not a dict
     ("s.translate({97: 'x' * 20000})", {"s": "'aaa'"}),  # too long
 ])

@@ -27,15 +27,16 @@ from typing import Any
 
 from model_backend import safe_ast
 
-# Builtin functions an expression may call, and the keywords each accepts (a constant value; `key`: a
-# function, as the first argument of map and filter, see _FUNCTION_VALUES).
+# Builtin functions an expression may call, and the keywords each accepts (`key`: a function, as the
+# first argument of map and filter, see _FUNCTION_VALUES).
 _FUNCTIONS: dict[str, frozenset[str]] = {
     name: frozenset() for name in ("len", "reversed", "list", "tuple", "enumerate", "range", "zip", "abs", "sum",
                                    "ord", "chr", "str", "int", "bool", "any", "all", "divmod",
                                    # since session 37
                                    "float", "round", "bin", "hex", "oct", "pow", "dict", "map", "filter", "set",
                                    "frozenset")
-} | {"sorted": frozenset({"reverse", "key"}), "min": frozenset({"key"}), "max": frozenset({"key"})}
+} | {"sorted": frozenset({"reverse", "key"}), "min": frozenset({"key"}), "max": frozenset({"key"}),
+       "enumerate": frozenset({"start"})}
 # Builtins that may be passed as a function (`map(int, digits)`, `key=len`); `str.lower` and the other
 # str methods of _METHODS, and a lambda of such expressions, may be passed too.
 _FUNCTION_VALUES = frozenset({"len", "str", "int", "float", "abs", "ord", "chr", "bool", "round", "sorted", "list",
@@ -222,8 +223,8 @@ def expression_reads(node: ast.expr, bound: set[str]) -> frozenset[str] | None:
                 keywords = _FUNCTIONS.get(func.id)
                 if keywords is None or func.id in bound:
                     return False
-                if not all(k.arg in keywords and (allowed_function(k.value) if k.arg == "key"
-                                                  else isinstance(k.value, ast.Constant)) for k in part.keywords):
+                if not all(k.arg in keywords and (allowed_function(k.value) if k.arg == "key" else allowed(k.value))
+                           for k in part.keywords):
                     return False
                 if func.id in _TAKES_A_FUNCTION:
                     if len(part.args) < 2:
@@ -504,8 +505,8 @@ def _evaluate_unchecked(node: ast.expr, shown: Mapping[str, object]) -> object:
                                   [_evaluate(a, shown) for a in rest])
         arguments = [_evaluate(a, shown) for a in node.args]
         if isinstance(node.func, ast.Name):
-            keywords = {k.arg: _function(k.value, shown) if k.arg == "key" else k.value.value  # type: ignore[attr-defined]
-                        for k in node.keywords}  # expression_reads: constants, or a function for `key`
+            keywords = {k.arg: _function(k.value, shown) if k.arg == "key" else _evaluate(k.value, shown)
+                        for k in node.keywords}
             return _call(node.func.id, arguments, keywords)
         if _is_class_method(node.func, "dict", "fromkeys"):
             if not 1 <= len(arguments) <= 2 or not isinstance(arguments[0], _ITERABLES):
@@ -778,7 +779,10 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
     if name in ("any", "all"):
         return any(values) if name == "any" else all(values)
     if name == "enumerate":
-        return _Iterator(list(enumerate(values, _int(arguments[1]) if len(arguments) == 2 else 0)))
+        if "start" in keywords and len(arguments) == 2:
+            raise _Unknown  # given twice: the program raises
+        start = arguments[1] if len(arguments) == 2 else keywords.get("start", 0)
+        return _Iterator(list(enumerate(values, _int(start))))
     if name == "reversed":
         return _Iterator(values[::-1])
     if name == "list":
@@ -790,7 +794,7 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
 
 def _by_key(name: str, values: list[Any], keywords: Mapping[str | None, object], distinct: bool) -> object:
     """min, max or sorted with `key=`: the key of each value computed once, in order, as Python does;
-    keys of the types plain min, max and sorted take (else _Unknown), and, for the values of a set
+    keys of the types plain min, max and sorted take, or bools (`key=str.isupper`; else _Unknown), and, for the values of a set
     (`distinct`), no two keys equal. Python's min and max give the first
     of equal keys and sorted keeps their order (also with reverse=True): so do these."""
     key, reverse = keywords.get("key"), keywords.get("reverse", False)
@@ -799,7 +803,7 @@ def _by_key(name: str, values: list[Any], keywords: Mapping[str | None, object],
     keys = [key(v) for v in values]
     if distinct and len(set(keys)) != len(keys):
         raise _Unknown  # values of a set with equal keys: which comes first is their order here
-    if not (all(type(k) in (int, float) for k in keys) or all(type(k) is str for k in keys)
+    if not (all(type(k) in (int, float, bool) for k in keys) or all(type(k) is str for k in keys)
             or all(type(k) is tuple for k in keys)):
         raise _Unknown
     if name == "sorted":
