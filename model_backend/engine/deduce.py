@@ -320,7 +320,7 @@ def shown_literal(text: str | None) -> object:
 # set operators and the _SET_METHODS; never iterated in order (a loop, a comprehension, list(), join...:
 # none of them takes _ORDERLESS values) and never written (holds_a_set).
 _ORDERLESS = (set, frozenset)
-_READ_IN_ANY_ORDER = frozenset({"len", "sorted", "min", "max", "sum", "any", "all", "set", "frozenset"})
+_READ_IN_ANY_ORDER = frozenset({"len", "sorted", "min", "max", "sum", "any", "all"})  # set() itself: _call
 _SET_OPERATORS: dict[type, Callable[[Any, Any], object]] = {
     ast.BitOr: operator.or_, ast.BitAnd: operator.and_, ast.Sub: operator.sub, ast.BitXor: operator.xor,
 }
@@ -348,10 +348,13 @@ def shown_set(text: str | None) -> set[object]:
 
 
 def _shown_value(text: str | None) -> object:
-    """shown_literal, or a shown set."""
+    """shown_literal, or a shown set (only a text that can be one is parsed again: this runs for every
+    name an expression reads)."""
     try:
         return shown_literal(text)
     except _Unknown:
+        if text is None or not (text == "set()" or text.startswith("{")):
+            raise
         return shown_set(text)
 
 
