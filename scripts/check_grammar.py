@@ -59,6 +59,7 @@ def main() -> None:
     limit = int(sys.argv[3]) if len(sys.argv) > 3 else None
     values = stacks = trajectories = names = run = frames = loop_steps = appends = stores = returns = ordered = comprehensions = truths = 0
     computed = mutating = mutated = printed = silent = after_call = undone = preceded = 0
+    called = after_callee = comprehension_results = cannot_raise = 0
     refused_frames: list[str] = []
     refused_values: list[str] = []
     refused_stacks: list[str] = []
@@ -98,6 +99,10 @@ def main() -> None:
                 after_call += caller is not None and constraint._value_after_call(caller, prev)[1] is not None
                 undone += bool(constraint._computed_back(keys))
                 preceded += constraint._preceding_lines() is not None
+                called += bool(constraint._call_arguments(keys))
+                after_callee += constraint._caller_line_after_return() is not None
+                comprehension_results += constraint._comprehension_result() is not None
+                cannot_raise += constraint._computes_here()
                 printed += bool(constraint._printed)
                 silent += constraint._printed == ""
                 mutating += (constraint._step_within_frame() or constraint.event == "return" and from_line) and (
@@ -135,7 +140,11 @@ def main() -> None:
           f"{printed} steps whose printed text the shown values tell, {silent} steps that surely print nothing, "
           f"{after_call} steps back to a line whose value with the one call's result the shown values tell, "
           f"{undone} inverse steps onto a line whose earlier value of what it changes the later values tell, "
-          f"{preceded} inverse steps onto a line that the later line can follow)")
+          f"{preceded} inverse steps onto a line that the later line can follow, "
+          f"{called} steps onto a call whose arguments the calling line tells, "
+          f"{after_callee} steps from a return to a caller whose line says whether it can return, "
+          f"{comprehension_results} comprehension returns whose value the shown values tell, "
+          f"{cannot_raise} steps from a line whose computed value says it raised nothing)")
     for item in refused_values[:20] + refused_stacks[:20] + refused_names[:20] + refused_frames[:20]:
         print("  ", repr(item))
 

@@ -1728,3 +1728,82 @@ def test_a_store_leaves_the_objects_it_cannot_reach() -> None:
 def test_a_program_traced_here_changes_only_what_its_lines_reach() -> None:
     counts = _rules_on_a_program_traced_here(MUTATING.replace("        f(seen)\n", ""), "two_sum([4, 11, 2], 7)")
     assert counts["mutating"] >= 20
+
+
+STEPS_38 = """\
+def helper(res, n):
+    return res[::-1] if n else res
+def rev(xs):
+    if not xs:
+        return []
+    tail = rev(xs[1:])
+    return tail + [xs[0]]
+def f(word, counts):
+    kept = {k: v for k, v in counts.items() if v > 0}
+    pair = helper((len(word), 5), len(word))
+    i = word.index('k')
+    try:
+        j = word.index('z')
+    except ValueError:
+        j = -1
+    sizes = helper([len(c) for c in word], 0)
+    return rev([i, j]), kept, pair, sizes
+"""
+
+
+def _walked(source: str, entry: str) -> tuple[ProgramFacts, list[State]]:
+    """The program's facts and every state of a walk of step_into from its start to its end."""
+    from model_backend.mdp import TraceMDP
+    from model_backend.state import Action
+
+    program = Program(source=source, entry=entry)
+    mdp = TraceMDP(run_trace(program))
+    walk = [mdp.start_position()]
+    while walk[-1] != mdp.exit_position and len(walk) < 2000:
+        walk.append(mdp.step(walk[-1], Action(kind="step_into"))[0])
+    return ProgramFacts.of(program), [mdp.state(position) for position in walk]
+
+
+def test_the_grammar_computes_calls_returns_comprehensions_and_what_cannot_raise() -> None:
+    """Session 38's rules, each on the true step and on a wrong one: a call's arguments that builtins
+    compute (`helper((len(word), 5), len(word))`), a caller that returns right after its callee only from a
+    line that can end it, what a comprehension returns, and no exception from a line whose value deduce.py
+    computes."""
+    from model_backend.engine.flow import call_bindings
+
+    bound, reads = call_bindings(ast.parse(STEPS_38), 200)[(10, "helper")]
+    assert bound == (("res", ("expression", "(len(word), 5)")), ("n", ("expression", "len(word)")))
+    assert reads == {"word"}  # `len` is no variable: the caller's values can tell the arguments
+    facts, states = _walked(STEPS_38, "f('kwk', {'a': 1, 'b': 0})")
+
+    def check(index: int, wrong: dict[str, Any] | None = None) -> FrameConstraint:
+        """The step from states[index] to the next: the true frame accepted, the wrong one refused."""
+        prev, state = states[index], states[index + 1]
+        trail = tuple((before, "step_into") for before in states[:index])
+
+        def accepted(frame: State) -> bool:
+            return _frame_accepted(FrameConstraint(facts, prev, False, "step_into", trail),
+                                   fmt.frame_target(frame, prev, False)[len(fmt.FRAME):])
+
+        assert accepted(state) and (wrong is None or not accepted(state.model_copy(update=wrong)))
+        return FrameConstraint(facts, prev, False, "step_into", trail)
+
+    def at(event: str, line: int, function: str, nth: int = 0) -> int:
+        return [i for i, s in enumerate(states) if (s.event, s.line, s.function) == (event, line, function)][nth]
+
+    check(at("line", 10, "f"), {"locals": {"res": "(5, 3)", "n": "3"}})
+    check(at("line", 9, "<dictcomp>", 2), {"value": "{'a': 1, 'b': 0}"})  # the last element taken: it returns
+    # a comprehension passed to a function runs before it, on what the caller showed
+    first = at("line", 16, "<listcomp>")
+    check(first, {"locals": states[first + 1].locals | {"c": "'w'"}})
+    check(at("line", 16, "<listcomp>", 3), {"value": "[1, 1]"})
+    # rev's innermost return to its caller on `tail = rev(xs[1:])`: that line cannot end the caller, and
+    # the caller goes on to a line that can follow it (7), not to the line it called from
+    after_return = check(at("return", 5, "rev"), {"line": 6, "source": facts.lines[6], "stack": [
+        *states[at("return", 5, "rev") + 1].stack[:-1], StackFrame(function="rev", line=6)]})
+    assert fmt.EVENT_TOKENS[(False, "return")] not in after_return.allowed_specials()
+    ends_caller = FrameConstraint(facts, states[at("return", 7, "rev", 1)], False, "step_into")
+    assert fmt.EVENT_TOKENS[(False, "return")] in ends_caller.allowed_specials()  # `return rev([i, j]), ...`
+    exception = fmt.EVENT_TOKENS[(False, "exception")]
+    assert exception not in check(at("line", 11, "f"), {"locals": states[at("line", 12, "f")].locals | {"i": "1"}}).allowed_specials()
+    assert exception in FrameConstraint(facts, states[at("line", 13, "f")], False, "step_into").allowed_specials()

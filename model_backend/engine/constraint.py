@@ -1413,7 +1413,7 @@ class FrameConstraint:
                           required=frozenset({shaped[0]}) if shaped is not None and not self._fits_before(*shaped) else frozenset(),
                           unique_keys=facts.unique_keys)
         if kind == "value":
-            returned = self._returned_value()
+            returned = self._returned_value() or self._comprehension_result()
             caller = self._returned_to_caller() if returned is None and self.event == "return" else None
             if caller is not None and self.prev is not None:
                 names, text = self._value_after_call(caller, self.prev)
@@ -1452,6 +1452,12 @@ class FrameConstraint:
         loop = self._loop_step
         if loop is not None and not loop.leaves:
             return event == "line"  # the loop's body, and only there (see _following_lines)
+        if event in ("line", "return") and (calling := self._caller_line_after_return()) is not None:
+            if event == "line":
+                return bool(self.facts.next_lines[calling] & self.facts.frame_lines)
+            return calling in self.facts.ends
+        if event == "exception" and self._computes_here():
+            return False  # what deduce.py computes without an error raised nothing in Python either
         if event not in ("line", "return") or not self._step_from_line():
             return True
         assert self.prev is not None and self.prev.line is not None
@@ -1468,6 +1474,40 @@ class FrameConstraint:
         if event == "line":
             return bool(following & self.facts.frame_lines)
         return self.prev.line in self.facts.ends
+
+    def _computes_here(self) -> bool:
+        """After a step from a line that only binds names to, or returns, an expression of variables,
+        operators and builtins (flow.computed_values): whether the shown values give that expression a value (and, for
+        `A, B = EXPR`, as many elements as names) in deduce.py, which computes only what Python would
+        compute without raising."""
+        prev = self.prev
+        if not self._step_from_line() or prev is None or prev.stack[-1].function in self.facts.suspending:
+            return False  # (a generator's step may stop in another frame: pdb's next passes over its yields)
+        if prev.line in self.facts.computed_returns:  # `return EXPR`
+            return value_repr(self.facts.computed_returns[prev.line], prev.locals, _MAX_REPR) is not None
+        if prev.line not in self.facts.computed:
+            return False
+        names, expression = self.facts.computed[prev.line]
+        if len(names) == 1:
+            return value_repr(expression, prev.locals, _MAX_REPR) is not None
+        elements = iterable_elements(expression, prev.locals, _MAX_REPR)
+        return elements is not None and len(elements) == len(names)
+
+    def _caller_line_after_return(self) -> int | None:
+        """After step_into or step_over from a callee's return event: the line its caller stands on, where
+        flow.py knows that line. The caller's next event is in its own frame (stack_after_event), and it
+        goes on from that line as a step from the line's event would: a line event only on a line that
+        can follow it, and a return only from a line that can end the frame (`return g(x)`, the body's
+        last line). None where the rule does not apply (a comprehension's or a generator's frame)."""
+        prev = self.prev
+        if (self.inverse or self.action not in ("step_into", "step_over") or prev is None or prev.exit is not None
+                or prev.event != "return" or len(prev.stack) < 2):
+            return None
+        caller = prev.stack[-2]
+        if (caller.function in EXPRESSION_FRAMES or caller.function in self.facts.suspending
+                or caller.line not in self.facts.next_lines):
+            return None
+        return caller.line
 
     def _one_event_on(self) -> bool:
         """Whether this frame is the next traced event after `prev` (a forward step_into)."""
@@ -1498,6 +1538,9 @@ class FrameConstraint:
         if self._comprehension_step is not None or self._outer_after_inner is not None:
             assert self.prev is not None and self.prev.line is not None
             return frozenset({self.prev.line})  # the comprehension stands on its one line
+        calling = self._caller_line_after_return() if self.event == "line" else None
+        if calling is not None:  # the caller goes on from the line it called from, as from that line's event
+            return self.facts.next_lines[calling]
         return self._lines_after_step() if self._step_within_frame() else None
 
     def _preceding_lines(self) -> frozenset[int] | None:
@@ -1729,6 +1772,25 @@ class FrameConstraint:
         if passes - 1 >= len(elements):
             return ()
         return tuple((name, frozenset({value})) for name, value in zip(loop.targets, elements[passes - 1], strict=True))
+
+    def _comprehension_result(self) -> bytes | None:
+        """After the step that ends a comprehension (_comprehension_step: no element left): what it
+        returns, as JSON. It reads only builtin values that nothing changes while it runs (the rule's
+        premise), so that is the whole comprehension computed on the caller's values at its call
+        (deduce.py; a set's order is never written). None where the rule does not apply (one called by
+        another comprehension)."""
+        if self.event != "return" or self.stack_written or self._comprehension_step != ():
+            return None
+        prev = self.prev
+        assert prev is not None
+        if prev.stack[-2].function in EXPRESSION_FRAMES:
+            return None  # one nested in another: the outer one's line event shows its variables before the element
+        loop = self._comprehension_loop(prev)
+        entry = self._comprehension_entry()
+        if loop is None or loop.node is None or entry is None:
+            return None
+        text = value_repr(loop.node, entry[1].locals, _MAX_REPR)
+        return fmt._json(text).encode() if text is not None else None
 
     def _comprehension_loop(self, state: State) -> ComprehensionLoop | None:
         """The loop of the comprehension whose frame `state` is in: one its statement calls

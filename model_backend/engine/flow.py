@@ -971,18 +971,21 @@ def call_bindings(tree: ast.Module, max_repr: int) -> dict[tuple[int, str], Bind
     found: dict[tuple[int, str], Binding] = {}
     for node in _statements_binding_names(tree):
         call = node.value
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in defs):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in defs
+                and all(_inert_expression(a) for a in [*call.args, *(k.value for k in call.keywords)])):
+            # the call inside an expression, or with arguments that builtins compute (`g(s, len(s))`)
             call = _the_one_call(node, defs, program_names)
             if call is None:
                 continue
-        elif not all(_inert_expression(a) for a in [*call.args, *(k.value for k in call.keywords)]):
-            continue
         assert isinstance(call.func, ast.Name)
         bound = _bind(defs[call.func.id], call, max_repr, program_names)
         if bound is not None:
             computed = [a for a in [*call.args, *(k.value for k in call.keywords)]
                         if not isinstance(a, ast.Name | ast.Constant)]
-            reads = frozenset(n.id for a in computed for n in ast.walk(a) if isinstance(n, ast.Name))
+            # the variables they read (not the builtins they call: `len` is no variable of the frame)
+            each = [expression_reads(a, program_names) for a in computed]
+            reads = frozenset(n.id for a in computed for n in ast.walk(a) if isinstance(n, ast.Name)) if any(
+                r is None for r in each) else frozenset(name for r in each if r is not None for name in r)
             found[(node.lineno, call.func.id)] = (bound, reads)
     return found
 
@@ -1690,6 +1693,7 @@ class ComprehensionLoop:
     result: str | None = None
     # kind "expression": the iterable builtins build from variables (model_backend/engine/deduce.py)
     expression: ast.expr | None = None
+    node: ast.expr | None = None  # the comprehension itself: what it returns, computed on the caller's values
 
 
 def _comprehension_loop(comp: ast.ListComp | ast.SetComp | ast.DictComp, bound: set[str],
@@ -1697,6 +1701,12 @@ def _comprehension_loop(comp: ast.ListComp | ast.SetComp | ast.DictComp, bound: 
     """The loop of a comprehension with one `for` over a variable, `VARIABLE.items()`, `enumerate(VARIABLE[,
     INT])`, `range(ARGS)` or what builtins build from variables (deduce.expression_reads), whose parts
     only read (_reads_only); None for anything else."""
+    loop = _comprehension_loop_of(comp, bound, builtins)
+    return replace(loop, node=comp) if loop is not None else None
+
+
+def _comprehension_loop_of(comp: ast.ListComp | ast.SetComp | ast.DictComp, bound: set[str],
+                           builtins: frozenset[str]) -> ComprehensionLoop | None:
     reads = _reads_only(comp, builtins, bound)
     if reads is None or len(comp.generators) != 1 or comp.generators[0].is_async:
         return None
@@ -1730,7 +1740,8 @@ def comprehension_loops(tree: ast.Module) -> dict[tuple[int, str], Comprehension
     """(line, "<listcomp>" | "<setcomp>" | "<dictcomp>") -> its loop, for a comprehension called by the
     statement that holds it, alone on its line, where it is the only one of its kind outside other
     comprehensions: `x = ...`, `return ...` or `...` alone, whose parts read only (_reads_only), but for
-    the method of a variable called last (`xs.extend([...])`, which runs after its arguments).
+    a function or the method of a variable called last (`g([...])`, `xs.extend([...])`: the call runs
+    after its arguments).
 
     CPython 3.11 runs such a comprehension on its line: a call event, a line event before the first
     element, then for each element a line event with its variable(s) bound to it (the jump back to the
@@ -1787,8 +1798,11 @@ def _statement_comprehensions(tree: ast.Module) -> Iterator[
     for node in _statements_binding_names(tree):
         value = node.value
         assert value is not None
-        last_called = isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and isinstance(
-            value.func.value, ast.Name)
+        # a function or a variable's method called last, after its arguments (`g([...])`, `xs.extend([...])`);
+        # a builtin that only reads is part of what the statement reads instead
+        last_called = isinstance(value, ast.Call) and (
+            isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name)
+            or isinstance(value.func, ast.Name) and value.func.id not in builtins)
         parts = [*value.args, *(k.value for k in value.keywords)] if isinstance(value, ast.Call) and last_called else [value]
         if any(_reads_only(part, builtins, bound) is None for part in parts):
             continue

@@ -9,12 +9,13 @@
 # 2. builds BUILDS data sets side by side (seeds SEED0+1.., 16 cores shared), each stopped after
 #    BUILD_SECONDS: a build writes its shards as it goes, and every complete shard is used. Only the
 #    first build adds the real code (HumanEval, `algorithms`: the same functions in every build);
-# 3. fine-tunes model_backend/checkpoints/default on them (--init-from) until the call's budget is nearly
+# 3. fine-tunes INIT (default model_backend/checkpoints/default) on them (--init-from) until the call's budget is nearly
 #    used (the cosine schedule ends with it), on the builds and the carried train shards, with the carried
 #    held-out shards for its held-out loss;
 # 4. packs final/ (bf16) into $OUT as 15 MB pieces, plus the training log and this script's log.
 # Environment: CALL_SECONDS (default 570), BUILDS (4), PROGRAMS (4000 per build), SEED0 (350),
 # BUILD_SECONDS (190), BUILD_EXTRA (default "--input-jumps 0.5"), EXTRA (more `ndb train` options),
+# INIT (the checkpoint to start from, e.g. model_backend/checkpoints/proposer; only it need travel),
 # NO_WHEELS=1 (use the python3 on PATH as it is: how the script is tried on the CPU machine).
 set -uo pipefail
 shopt -s nullglob
@@ -22,6 +23,7 @@ START=$(date +%s)
 RUN=${1:?run name}
 CALL_SECONDS=${CALL_SECONDS:-570}; BUILDS=${BUILDS:-4}; PROGRAMS=${PROGRAMS:-4000}; SEED0=${SEED0:-350}
 BUILD_SECONDS=${BUILD_SECONDS:-190}; BUILD_EXTRA=${BUILD_EXTRA:---input-jumps 0.5}
+INIT=${INIT:-model_backend/checkpoints/default}
 OUT=${OUT:-/tmp/out}
 cd "$(dirname "$0")/../.."
 mkdir -p "$OUT"
@@ -79,7 +81,7 @@ tail -n 2 data_out/ft-s*.log
 
 # --- the shipped model's tokenizer (its files only: the checkpoint's model card must not follow)
 TOK=data_out/ft-tokenizer
-copy_tokenizer "$TOK"
+copy_tokenizer "$TOK" "$INIT"
 
 # --- fine-tune until the call's budget is nearly used; SIGINT (the safety net) checkpoints and exits
 LEFT=$(( CALL_SECONDS - ($(date +%s) - START) - 35 ))  # 35 s for the export and the packing
@@ -88,14 +90,14 @@ MINUTES=$(python3 -c "print(round(($LEFT - 30) / 60, 2))")  # the trainer's budg
 echo "training for $MINUTES minutes (limit ${LEFT}s)"
 # shellcheck disable=SC2086
 timeout -s INT "$LEFT" "${NDB[@]}" train --data "$MIX" --tokenizer "$TOK" --out "runs/$RUN" \
-    --init-from model_backend/checkpoints/default --model medium --minutes "$MINUTES" \
+    --init-from "$INIT" --model medium --minutes "$MINUTES" \
     --batch-tokens 32768 --lr 2e-4 --warmup 100 --eval-every 500 --save-every 100000 --eval-examples 256 \
     --seed 35 --export-dtype bfloat16 --no-progress ${EXTRA:-} 2>&1 | grep -v "^\s*$" | tail -25
 RC=${PIPESTATUS[0]}
 echo "trainer rc $RC at $(since)"
 if [ ! -d "runs/$RUN/final" ] && [ -f "runs/$RUN/last/model.safetensors" ]; then
     # interrupted (the safety net fired): export the checkpoint SIGINT wrote, like the trainer's final/
-    python3 scripts/export_checkpoint.py "runs/$RUN/last/model.safetensors" --like model_backend/checkpoints/default \
+    python3 scripts/export_checkpoint.py "runs/$RUN/last/model.safetensors" --like "$INIT" \
         --out "runs/$RUN/final" --export-dtype bfloat16 && echo "exported last/ as final/"
 fi
 if [ -d "runs/$RUN/final" ]; then

@@ -1,7 +1,7 @@
 # Sourced by scripts/gpu/train.sh and finetune.sh, from the repository root, on the device machine: installs
 # the carried wheels (.whl/) into /tmp/site unless NO_WHEELS is set (then the python3 on PATH is used as it
 # is: how the scripts are tried on the CPU machine), sets PYTHONPATH and NDB, checks that ndb starts and
-# prints torch's device. copy_tokenizer DIR copies the shipped model's tokenizer files (only those: the
+# prints torch's device. copy_tokenizer DIR [CHECKPOINT] copies a checkpoint's (default: the shipped model's) tokenizer files (only those: the
 # checkpoint's model card must not follow) for `ndb train --tokenizer`.
 if [ -d .whl ] && [ -z "${NO_WHEELS:-}" ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -15,9 +15,10 @@ NDB=(python3 -m dap_server)
 python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__, 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')"
 CORES=$(nproc)
 
-copy_tokenizer() {
+copy_tokenizer() {  # DIR [CHECKPOINT, default the shipped default]
+    local from=${2:-model_backend/checkpoints/default}
     mkdir -p "$1"
     for f in tokenizer.json tokenizer_config.json special_tokens_map.json stats.json; do
-        [ -f "model_backend/checkpoints/default/$f" ] && cp "model_backend/checkpoints/default/$f" "$1/"
+        [ -f "$from/$f" ] && cp "$from/$f" "$1/"
     done
 }
