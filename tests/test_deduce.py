@@ -397,6 +397,30 @@ def test_a_set_s_order_is_never_read(source: str, shown: dict[str, str]) -> None
     assert value_repr(_expression(source), shown, 500) is None
 
 
+@pytest.mark.parametrize(("source", "values"), [
+    ("(str(x), str(f), str(g), str(none), str(b), str(xs), str(t), str(d), str(s))",
+     {"x": -7, "f": 0.1, "g": -0.0, "none": None, "b": True, "xs": [1, "it's", (2.5, None), [[]]], "t": (1,),
+      "d": {"k": [1, 2], 3: "v"}, "s": "a'b"}),
+    ("'[' + str(xs) + ']' + str(len(xs))", {"xs": [0.5, "q"]}),
+])
+def test_str_of_a_builtin_value_is_what_python_gives(source: str, values: dict[str, object]) -> None:
+    expected = eval(source, dict(values))  # noqa: S307 - the test's own constant expressions
+    assert value_repr(_expression(source), {name: repr(v) for name, v in values.items()}, 500) == repr(expected)
+
+
+@pytest.mark.parametrize(("source", "shown"), [
+    ("str(seen)", {"seen": "{1, 2}"}),  # a set's text shows an order that need not be the program's
+    ("str([seen])", {"seen": "{1, 2}"}),
+    ("str(xs)", {"xs": "[1, {2, 3}]"}),
+    ("str({frozenset(xs): 1})", {"xs": "[1, 2]"}),  # a set as a dict's key
+    ("f'{ {frozenset(xs): 1} }'", {"xs": "[1, 2]"}),
+    ("str(map(int, s))", {"s": "'12'"}),  # an iterator built here: its repr is not the program's
+    ("str(reversed(xs))", {"xs": "[1]"}),
+])
+def test_str_of_a_set_or_an_iterator_is_left_to_the_model(source: str, shown: dict[str, str]) -> None:
+    assert value_repr(_expression(source), shown, 500) is None
+
+
 def test_what_it_computes_of_sets_is_the_same_whatever_the_hash_seed() -> None:
     """String hashes, and so a set's order, differ from one process to the next: the values it computes
     do not (four processes with different PYTHONHASHSEED)."""

@@ -378,8 +378,8 @@ def holds_a_set(value: object, _within: frozenset[int] = frozenset()) -> bool:
         return True
     if id(value) in _within:
         return False
-    inside = value if isinstance(value, list | tuple) else value.values() if isinstance(value, dict) else ()
-    return any(holds_a_set(v, _within | {id(value)}) for v in inside)
+    inside = value if isinstance(value, list | tuple) else [*value, *value.values()] if isinstance(value, dict) else ()
+    return any(holds_a_set(v, _within | {id(value)}) for v in inside)  # a dict's keys too: `{frozenset(s): 1}`
 
 
 def _plain(value: object) -> object:
@@ -748,11 +748,16 @@ def _call(name: str, arguments: list[object], keywords: Mapping[str | None, obje
         if not all(isinstance(a, _ITERABLES) for a in arguments):
             raise _Unknown
         return _Iterator(list(zip(*arguments, strict=False)))  # type: ignore[call-overload]  # it stops at the shortest
-    elif name in ("str", "int", "bool", "chr", "ord", "abs") and len(arguments) == 1:
+    elif name == "str" and len(arguments) == 1:
         (value,) = arguments
-        if isinstance(value, list | tuple | dict) or (name == "str" and not isinstance(value, int | str)):
-            raise _Unknown  # a container, or str() of a float: left to the model
-        return {"str": str, "int": int, "bool": bool, "chr": chr, "ord": ord, "abs": abs}[name](value)  # type: ignore[operator]
+        if holds_a_set(value):
+            raise _Unknown  # its text would show an order, or a repr, that need not be the program's
+        return str(value)  # of a builtin value, its repr (but for a str itself): what the program prints
+    elif name in ("int", "bool", "chr", "ord", "abs") and len(arguments) == 1:
+        (value,) = arguments
+        if isinstance(value, list | tuple | dict):
+            raise _Unknown  # a container: left to the model
+        return {"int": int, "bool": bool, "chr": chr, "ord": ord, "abs": abs}[name](value)  # type: ignore[operator]
     else:
         if len(arguments) not in ((1, 2) if name == "enumerate" else (1,)):
             raise _Unknown  # enumerate's start is the only second argument taken
