@@ -100,9 +100,9 @@ def main() -> None:
                 undone += bool(constraint._computed_back(keys))
                 preceded += constraint._preceding_lines() is not None
                 called += bool(constraint._call_arguments(keys))
-                after_callee += constraint._caller_line_after_return() is not None
+                after_callee += constraint._caller_line_after_return is not None
                 comprehension_results += constraint._comprehension_result() is not None
-                cannot_raise += constraint._computes_here()
+                cannot_raise += constraint._computes_here
                 printed += bool(constraint._printed)
                 silent += constraint._printed == ""
                 mutating += (constraint._step_within_frame() or constraint.event == "return" and from_line) and (

@@ -1234,6 +1234,16 @@ def _truth_of(text: str | None) -> bool | None:
     return bool(value) if repr(value) == text else None
 
 
+def _bound_texts(names: tuple[str, ...], expression: ast.expr, shown: dict[str, str]) -> list[str] | None:
+    """The reprs `NAME = EXPR` or `A, B = EXPR` binds, computed on the shown values (deduce.py); None where
+    they do not tell (or EXPR would not unpack into as many values as names)."""
+    if len(names) == 1:
+        text = value_repr(expression, shown, _MAX_REPR)
+        return [text] if text is not None else None
+    elements = iterable_elements(expression, shown, _MAX_REPR)
+    return [repr(e) for e in elements] if elements is not None and len(elements) == len(names) else None
+
+
 def _calls_deep(state: State, frame: State) -> int | None:
     """How many calls deep `state` is inside the frame `frame` is on (0: on that frame itself), read off
     their stacks; None where it is not inside that frame's call."""
@@ -1452,11 +1462,9 @@ class FrameConstraint:
         loop = self._loop_step
         if loop is not None and not loop.leaves:
             return event == "line"  # the loop's body, and only there (see _following_lines)
-        if event in ("line", "return") and (calling := self._caller_line_after_return()) is not None:
-            if event == "line":
-                return bool(self.facts.next_lines[calling] & self.facts.frame_lines)
-            return calling in self.facts.ends
-        if event == "exception" and self._computes_here():
+        if event in ("line", "return") and self._caller_line_after_return is not None:
+            return self._may_go_on_from(self._caller_line_after_return, event)
+        if event == "exception" and self._computes_here:
             return False  # what deduce.py computes without an error raised nothing in Python either
         if event not in ("line", "return") or not self._step_from_line():
             return True
@@ -1468,13 +1476,19 @@ class FrameConstraint:
         goes_to = self._truth_step
         if goes_to is not None:  # the branch the shown value takes: a line, or past the frame's end
             return bool(goes_to) if event == "line" else not goes_to
-        following = self.facts.next_lines.get(self.prev.line)
+        return self._may_go_on_from(self.prev.line, event)
+
+    def _may_go_on_from(self, line: int, event: str) -> bool:
+        """Whether a line or return event can come next in the frame after `line` has run: a line event
+        if some line can follow it, a return if it can end the frame (free for a line flow.py does not know)."""
+        following = self.facts.next_lines.get(line)
         if following is None:
             return True
         if event == "line":
             return bool(following & self.facts.frame_lines)
-        return self.prev.line in self.facts.ends
+        return line in self.facts.ends
 
+    @cached_property
     def _computes_here(self) -> bool:
         """After a step from a line that only binds names to, or returns, an expression of variables,
         operators and builtins (flow.computed_values): whether the shown values give that expression a value (and, for
@@ -1485,14 +1499,10 @@ class FrameConstraint:
             return False  # (a generator's step may stop in another frame: pdb's next passes over its yields)
         if prev.line in self.facts.computed_returns:  # `return EXPR`
             return value_repr(self.facts.computed_returns[prev.line], prev.locals, _MAX_REPR) is not None
-        if prev.line not in self.facts.computed:
-            return False
-        names, expression = self.facts.computed[prev.line]
-        if len(names) == 1:
-            return value_repr(expression, prev.locals, _MAX_REPR) is not None
-        elements = iterable_elements(expression, prev.locals, _MAX_REPR)
-        return elements is not None and len(elements) == len(names)
+        entry = self.facts.computed.get(prev.line) if prev.line is not None else None
+        return entry is not None and _bound_texts(*entry, prev.locals) is not None
 
+    @cached_property
     def _caller_line_after_return(self) -> int | None:
         """After step_into or step_over from a callee's return event: the line its caller stands on, where
         flow.py knows that line. The caller's next event is in its own frame (stack_after_event), and it
@@ -1538,7 +1548,7 @@ class FrameConstraint:
         if self._comprehension_step is not None or self._outer_after_inner is not None:
             assert self.prev is not None and self.prev.line is not None
             return frozenset({self.prev.line})  # the comprehension stands on its one line
-        calling = self._caller_line_after_return() if self.event == "line" else None
+        calling = self._caller_line_after_return if self.event == "line" else None
         if calling is not None:  # the caller goes on from the line it called from, as from that line's event
             return self.facts.next_lines[calling]
         return self._lines_after_step() if self._step_within_frame() else None
@@ -2406,12 +2416,7 @@ class FrameConstraint:
         if entry is None:
             return ()
         prev, (names, expression) = entry
-        if len(names) == 1:
-            text = value_repr(expression, prev.locals, _MAX_REPR)
-            texts = [text] if text is not None else None
-        else:
-            elements = iterable_elements(expression, prev.locals, _MAX_REPR)
-            texts = [repr(e) for e in elements] if elements is not None and len(elements) == len(names) else None
+        texts = _bound_texts(names, expression, prev.locals)
         if texts is None or any(name.encode() not in keys for name in names):
             return ()
         return tuple((name.encode(), fmt._json(text).encode()) for name, text in zip(names, texts, strict=True))
