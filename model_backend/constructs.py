@@ -25,7 +25,7 @@ name or `self` attribute bound to a builtin container. The rules, one per name:
   body of every `try` with `except` clauses in that function (the exception leaves the function).
 - try_except_finally: a `try` statement with both `except` and `finally` clauses.
 - recursion: a cycle in the call graph of user functions and methods (a function that calls itself,
-  directly or through others).
+  directly or through others); `super().name()` in a method `name` is not one.
 - collections_counter, collections_deque, collections_defaultdict, collections_ordereddict: a use of
   `collections.Counter`, `deque`, `defaultdict`, `OrderedDict` (imported under any name).
 - itertools, re, json, math: a use of a name from the module (`math.sqrt` or `from math import sqrt`).
@@ -152,6 +152,16 @@ def _name_of(expr: ast.expr) -> str | None:
     if isinstance(expr, ast.Attribute):
         return expr.attr
     return None
+
+
+def _is_super_call(func: ast.expr) -> bool:
+    """Whether func is `super().name` (or `super(C, self).name`)."""
+    return (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "super"
+    )
 
 
 def _bound_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
@@ -597,7 +607,10 @@ class _Analysis:
             for node in _walk_scope(function):
                 if not isinstance(node, ast.Call):
                     continue
-                callees |= self._callees(node, defined, containers)
+                found = self._callees(node, defined, containers)
+                if _is_super_call(node.func):
+                    found.discard(function.name)  # the base class's method of the same name, not a recursion
+                callees |= found
         return graph
 
     def _callees(self, call: ast.Call, defined: set[str], containers: frozenset[str]) -> set[str]:

@@ -460,3 +460,15 @@ def test_class_call_reaches_init_in_the_call_graph() -> None:
         """
     )
     assert "call_depth_3" in constructs(source)
+
+
+def test_super_call_of_the_same_method_is_not_recursion() -> None:
+    source = _source(
+        """
+        class AppError(Exception):
+            def __init__(self, message):
+                super().__init__(message)
+        """
+    )
+    assert "recursion" not in constructs(source)
+    assert "inheritance_super" in constructs(source)
