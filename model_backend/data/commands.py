@@ -38,24 +38,31 @@ def register(app: typer.Typer) -> None:
         hide_start_locals: Annotated[float, typer.Option("--hide-start-locals", help="Chance that an inverse trajectory starting at a return hides its locals (only the output known).")] = 0.0,
         input_jumps: Annotated[float, typer.Option("--input-jumps", help="Chance that an inverse trajectory is an input jump: from the entry's return, only its value known, one inv_step_call to the call (what input inference proposes with).")] = 0.0,
         real_code: Annotated[bool, typer.Option("--real-code/--no-real-code", help="Add HumanEval and `algorithms` programs to the generated ones.")] = True,
+        realistic: Annotated[int, typer.Option("--realistic", help="Class-based realistic programs (model_backend/data/classgen.py) on top of the others, minus look-alikes of benchmarks/realistic.")] = 0,
         quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
     ) -> None:
         """Trace programs in the sandbox, sample trajectories, write train/held-out JSONL shards."""
         from model_backend.data.build import BuildError, build_dataset
 
-        if workers < 1 or traj < 1 or shard_size < 1 or max_chars < 1 or programs < 0:
-            _fail("--workers, --traj, --shard-size and --max-chars must be >= 1, --programs >= 0")
+        if workers < 1 or traj < 1 or shard_size < 1 or max_chars < 1 or programs < 0 or realistic < 0:
+            _fail("--workers, --traj, --shard-size and --max-chars must be >= 1, --programs and --realistic >= 0")
         if not (0.0 <= inverse <= 1.0 and 0.0 <= heldout < 1.0 and 0.0 <= hide_start_locals <= 1.0
                 and 0.0 <= input_jumps <= 1.0):
             _fail("--inverse, --hide-start-locals and --input-jumps must be in [0, 1] and --heldout in [0, 1)")
         from model_backend.sampler import SamplerConfig
+        program_list = None
+        if realistic > 0:  # with 0 the build loads its programs itself, as it always has
+            from model_backend.data.programs import all_programs
+
+            program_list = all_programs(seed=seed, n_generated=programs, humaneval=real_code,
+                                        algorithms=real_code, n_realistic=realistic)
         try:
             manifest = build_dataset(
                 out, seed=seed, n_generated=programs, traj_per_program=traj, inverse_fraction=inverse,
                 heldout_fraction=heldout, workers=workers, shard_size=shard_size, max_chars=max_chars,
                 progress=not quiet, sampler_config=SamplerConfig(hide_start_locals_prob=hide_start_locals,
                                              input_jump_prob=input_jumps),
-                real_code=real_code,
+                real_code=real_code, programs=program_list,
             )
         except BuildError as exc:
             _fail(str(exc))

@@ -36,6 +36,8 @@ from model_backend.data.real_code import algorithms_programs, humaneval_programs
 from model_backend.program import Program
 
 DEFAULT_CRUXEVAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "cruxeval_dev.jsonl"
+#: The realistic benchmark's programs (`<root>/dev/*.py`, `<root>/test/*.py`), read for filtering only.
+DEFAULT_REALISTIC = Path(__file__).resolve().parents[2] / "benchmarks" / "realistic"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -166,6 +168,37 @@ def load_cruxeval_fingerprints(path: str | Path = DEFAULT_CRUXEVAL) -> set[str]:
     return out
 
 
+def function_fingerprints(src: str) -> set[str]:
+    """The normalized text of every function and method of a source, nested ones included, each taken
+    alone (empty set if the source does not parse). Two functions that differ only in their
+    identifiers, formatting, comments or docstring give the same text."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return set()
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            alone = ast.parse(ast.unparse(node))  # a copy: normalizing renames in place
+            out.add(_normalize_tree(alone))
+    return out
+
+
+def load_realistic_fingerprints(root: str | Path = DEFAULT_REALISTIC, splits: Iterable[str] = ("dev", "test")) -> set[str]:
+    """`function_fingerprints` of every program of the realistic benchmark (`root/<split>/*.py`). The
+    files are read for filtering only."""
+    out: set[str] = set()
+    for split in splits:
+        for path in sorted(Path(root, split).glob("*.py")):
+            out |= function_fingerprints(path.read_text(encoding="utf-8"))
+    return out
+
+
+def decontaminate_functions(programs: Iterable[Program], banned: set[str]) -> list[Program]:
+    """Drop every program one of whose functions or methods (`function_fingerprints`) is in `banned`."""
+    return [p for p in programs if not (function_fingerprints(p.source) & banned)]
+
+
 def decontaminate(programs: Iterable[Program], banned: set[str]) -> list[Program]:
     """Drop every program whose module or one of whose top-level functions/classes is in `banned`."""
     cache: dict[str, bool] = {}
@@ -189,9 +222,13 @@ def all_programs(
     humaneval: bool = True,
     algorithms: bool = True,
     cruxeval_path: str | Path | None = DEFAULT_CRUXEVAL,
+    n_realistic: int = 0,
+    realistic_root: str | Path | None = DEFAULT_REALISTIC,
 ) -> list[Program]:
     """Generated functions (`n_generated`), multi-function scripts (`n_scripts`, default a quarter of
-    `n_generated`), HumanEval and `algorithms` programs, minus CruxEval look-alikes. Deterministic given
+    `n_generated`), HumanEval and `algorithms` programs, then `n_realistic` class-based programs
+    (`classgen.realistic_programs`) minus those with a function or method of the realistic benchmark
+    (`load_realistic_fingerprints(realistic_root)`), all minus CruxEval look-alikes. Deterministic given
     the seed. Run `keep_runnable` on the result before tracing it for a dataset."""
     if n_scripts is None:
         n_scripts = n_generated // 4
@@ -202,6 +239,13 @@ def all_programs(
         programs += humaneval_programs()
     if algorithms:
         programs += algorithms_programs(seed)
+    if n_realistic > 0:
+        from model_backend.data.classgen import realistic_programs
+
+        realistic: list[Program] = list(realistic_programs(n_realistic, seed))
+        if realistic_root is not None and Path(realistic_root).is_dir():
+            realistic = decontaminate_functions(realistic, load_realistic_fingerprints(realistic_root))
+        programs += realistic
     if cruxeval_path is not None and Path(cruxeval_path).exists():
         programs = decontaminate(programs, load_cruxeval_fingerprints(cruxeval_path))
     return programs
