@@ -1,4 +1,4 @@
-"""`ndb eval next-state` and `ndb eval cruxeval`."""
+"""`ndb eval next-state`, `ndb eval cruxeval` and `ndb eval realistic`."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ SearchOpt = Annotated[int | None, typer.Option(
 
 
 def register(app: typer.Typer) -> None:
-    eval_app = typer.Typer(help="Evaluate a model: next-state accuracy, CruxEval.", no_args_is_help=True)
+    eval_app = typer.Typer(help="Evaluate a model: next-state accuracy, CruxEval, realistic programs.", no_args_is_help=True)
     app.add_typer(eval_app, name="eval")
 
     @eval_app.command("next-state")
@@ -104,3 +104,34 @@ def register(app: typer.Typer) -> None:
         over = f", {result['timed_out']} over the {problem_seconds:g}s limit" if result["timed_out"] else ""
         typer.echo(f"task {result['task']} via {result['via']}, engine {engine}, {result['seconds']:.0f}s{over}")
         typer.echo(f"pass@1: {100 * result['pass_at_1']:.1f}% ({result['passed']}/{result['n']})")
+
+    @eval_app.command("realistic")
+    def realistic(
+        split: Annotated[str, typer.Option("--split", help="dev or test (benchmarks/realistic/SPLIT/*.py)")] = "dev",
+        engine: Annotated[str, typer.Option("--engine", help="neural or oracle")] = "neural",
+        model: ModelOpt = None,
+        json_out: JsonOpt = None,
+        plots: Annotated[Path | None, typer.Option("--plots", help="Directory for PNG plots.")] = None,
+        limit: LimitOpt = None,
+        rollouts: Annotated[int, typer.Option("--rollouts", min=1, help="Random rollouts per program.")] = 1,
+        actions: Annotated[int, typer.Option("--actions", min=1, help="Actions per rollout at most.")] = 20,
+        seed: Annotated[int, typer.Option("--seed", help="Seed of the action sequences (the same for every engine).")] = 0,
+        root: Annotated[Path | None, typer.Option(
+            "--root", help="The benchmark's directory, holding dev/ and test/ (default: benchmarks/realistic).")] = None,
+    ) -> None:
+        """Random debugging sessions on realistic programs, every stop compared with the oracle's."""
+        from model_backend.engine import EngineError
+        from model_backend.eval.realistic import evaluate
+        from model_backend.eval.realistic_report import format_table, plot
+
+        try:
+            result = evaluate(split, engine, model, limit, rollouts, actions, seed, root)
+        except (EngineError, ValueError, OSError) as exc:
+            typer.echo(f"ndb: error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        if json_out:
+            json_out.write_text(json.dumps(result, indent=2) + "\n")
+        if plots:
+            for path in plot(result, plots):
+                typer.echo(f"plot: {path}")
+        typer.echo(format_table(result))

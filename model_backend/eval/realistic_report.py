@@ -1,0 +1,74 @@
+"""The printed table and the plots of `ndb eval realistic` (model_backend/eval/realistic.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def _rate(exact: int, total: int) -> str:
+    return f"{exact:4d}/{total:<4d} {100 * exact / total:5.1f}%" if total else f"{exact:4d}/{total:<4d}    - "
+
+
+def format_table(result: dict[str, Any]) -> str:
+    lines = [f"engine {result['engine']}, model {result['model']}, split {result['split']}, seed {result['seed']}, "
+             f"{result['rollouts']} rollout(s) of up to {result['actions']} actions, {result['programs']} programs, "
+             f"{result['seconds']:.0f}s",
+             f"{'action':14s} {'exact/total':>16s} {'failed':>7s}"]
+    for kind, row in result["per_action"].items():
+        lines.append(f"{kind:14s} {_rate(row['exact'], row['total'])} {row['failed']:7d}")
+    every = result["all"]
+    lines.append(f"{'all':14s} {_rate(every['exact'], every['total'])} {every['failed']:7d}")
+    horizon = result["trust_horizon"]
+    if horizon["mean"] is not None:
+        lines.append(f"trust horizon: mean {horizon['mean']:.2f}, median {horizon['median']:g} exact stops before the "
+                     f"first miss ({len(horizon['values'])} rollouts)")
+    ret, start = result["return_value"], result["start"]
+    lines.append(f"return value from the entry: {_rate(ret['exact'], ret['total']).strip()} exact")
+    lines.append(f"first state: {_rate(start['exact'], start['total']).strip()} exact")
+    lines.append(f"programs: {result['scored']} scored, {result['refused']} refused, {result['broken']} broken "
+                 f"(the oracle cannot run them), {result['crashed']} crashed")
+    for detail in result["detail"]:
+        if detail["status"] != "ok":
+            lines.append(f"  {detail['status']}: {detail['name']}: {detail['error']}")
+    ms = result["ms_per_action"]
+    lines.append(f"ms per action: p50 {ms['p50']:.1f}, p99 {ms['p99']:.1f} ({ms['n']} actions)")
+    return "\n".join(lines)
+
+
+def plot(result: dict[str, Any], out_dir: str | Path) -> list[str]:
+    """exact_per_action.png (exact rate per action) and trust_horizon.png (its histogram over rollouts)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    title = f"{result['engine']} on realistic/{result['split']}"
+    kinds = list(result["per_action"])
+    rates = [100 * (result["per_action"][k]["rate"] or 0.0) for k in kinds]
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ax.bar(kinds, rates, color="#4477aa")
+    for x, kind in enumerate(kinds):
+        row = result["per_action"][kind]
+        ax.annotate(f"{row['exact']}/{row['total']}", (x, rates[x]), ha="center", va="bottom", fontsize=8)
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("exact stops (%)")
+    ax.set_title(f"Exact stops per action: {title}")
+    fig.tight_layout()
+    paths = [out / "exact_per_action.png"]
+    fig.savefig(paths[0], dpi=100)
+    plt.close(fig)
+    values = result["trust_horizon"]["values"]
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    top = max(values, default=0)
+    ax.hist(values, bins=range(top + 2), color="#aa7744", align="left", rwidth=0.8)
+    ax.set_xlabel("exact stops before the first miss")
+    ax.set_ylabel("rollouts")
+    ax.set_title(f"Trust horizon: {title}")
+    fig.tight_layout()
+    paths.append(out / "trust_horizon.png")
+    fig.savefig(paths[1], dpi=100)
+    plt.close(fig)
+    return [str(p) for p in paths]
