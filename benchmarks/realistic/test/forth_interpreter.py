@@ -187,5 +187,6 @@ def run_forth(source):
         status = "ok"
     except ForthError as error:
         status = f"error: {error}"
-    print(" ".join(forth.output))
+    finally:
+        print(" ".join(forth.output))
     return status, forth.stack, sorted(forth.words)

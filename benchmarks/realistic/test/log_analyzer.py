@@ -1,5 +1,6 @@
 """A web-server log analyzer: regex parsing, a generator pipeline, Counter, defaultdict and OrderedDict."""
 # entry: analyze_log(None)
+import json
 import re
 from collections import Counter, defaultdict, OrderedDict
 
@@ -59,4 +60,5 @@ def analyze_log(text=None):
     for (method, route), count in routes.most_common(3):
         print(f"{count:>3} {method} {route}")
     top_ip = max(bytes_by_ip, key=bytes_by_ip.get)
-    return {"alerts": alerts, "top_ip": top_ip, "minutes": list(per_minute)}
+    summary = {"alerts": alerts, "top_ip": top_ip, "minutes": list(per_minute)}
+    return json.dumps(summary, indent=None, separators=(",", ":"))

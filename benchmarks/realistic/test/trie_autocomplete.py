@@ -33,9 +33,11 @@ class Trie:
         return node
 
     def remove(self, word):
-        """Forget one use of word; prune branches that no longer lead to any word."""
+        """Forget one use of word; prune branches that no longer lead to any word; return how many nodes went."""
+        pruned = 0
 
         def walk(node, depth):
+            nonlocal pruned
             if depth == len(word):
                 if node.count == 0:
                     return False
@@ -48,9 +50,11 @@ class Trie:
                 return False
             if walk(child, depth + 1):
                 del node.children[word[depth]]
+                pruned += 1
             return node.count == 0 and not node.children
 
         walk(self.root, 0)
+        return pruned
 
     def _collect(self, node, prefix):
         if node.count:
@@ -71,8 +75,8 @@ def autocomplete(history, prefixes, limit, forgotten=("cat", "cart")):
     trie = Trie()
     for term in history:
         trie.insert(term)
-    for term in forgotten:
-        trie.remove(term)
+    pruned = sum(trie.remove(term) for term in forgotten)
+    print(f"forgot {len(forgotten)} terms, pruned {pruned} nodes")
     suggestions = {}
     for prefix in prefixes:
         suggestions[prefix] = trie.complete(prefix, limit)
