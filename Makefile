@@ -4,9 +4,16 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck pytest demo bench eval clean vscode-build vscode-package vsix vscode-test test-vllm
+.PHONY: install bwrap test lint typecheck pytest demo bench eval clean vscode-build vscode-package vsix vscode-test test-vllm
 
-install: $(STAMP)
+install: $(STAMP) bwrap
+
+# The oracle's sandbox (model_backend/sandbox.py) needs bubblewrap; CI runs as root on Debian.
+bwrap:
+	@command -v bwrap >/dev/null || [ -n "$$NDB_BWRAP" ] || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get install -y -q bubblewrap || { apt-get update -q && apt-get install -y -q bubblewrap; }; \
+	  else echo "bubblewrap (bwrap) is missing: install it (apt-get install bubblewrap), or run the oracle with --no-sandbox"; fi; }
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -41,7 +48,7 @@ CRUX := ../shared/data/cruxeval_dev.jsonl
 RESULTS := docs/results
 
 $(DATA)/manifest.json: | install
-	$(BIN)/ndb data build --out $(DATA) --seed 0 --programs 6000 --workers 2
+	$(BIN)/ndb data build --out $(DATA) --seed 0 --programs 6000 --workers 2 --format 2
 
 eval: install $(DATA)/manifest.json
 	$(BIN)/ndb eval next-state --data $(DATA) --limit 200 --json $(RESULTS)/next_state.json --plots $(RESULTS) --errors $(RESULTS)/next_state_errors.jsonl | tee $(RESULTS)/next_state.txt

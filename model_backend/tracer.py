@@ -460,9 +460,16 @@ def _install_audit_hook(workdir: str, allowed_call: int | None) -> None:
 
 
 def main(request_path: str, out_fd: int) -> None:
-    with open(request_path, encoding="utf-8") as fh:
-        req = json.load(fh)
-    os.unlink(request_path)
+    if request_path == "-":  # the request comes on stdin; the program then finds stdin closed
+        with os.fdopen(0, "rb", closefd=False) as fh:
+            req = json.loads(fh.read().decode("utf-8"))
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+    else:
+        with open(request_path, encoding="utf-8") as fh:
+            req = json.load(fh)
+        os.unlink(request_path)
     out = open(out_fd, "w", encoding="utf-8", buffering=1 << 16)  # noqa: SIM115 - lives until exit
     path, source, entry = req["path"], req["source"], req.get("entry")
     recorder = Recorder(path, out, req)
