@@ -13,6 +13,9 @@ from model_backend.engine.oracle import OracleEngine
 from model_backend.eval.realistic import (
     ACTIONS,
     BenchmarkError,
+    breakpoint_lines,
+    canonical,
+    difference,
     draw_actions,
     evaluate,
     load_benchmark,
@@ -83,9 +86,10 @@ def countdown(n):
 
 def collect(n):
     seen = []
+    names = {"ann", "bob", "cy", "dee", "eve"}  # a set's order changes from run to run
     for value in countdown(n):
         seen.append(value * value)
-    return seen
+    return seen, names
 '''
 
 TINY = '''"""Add two numbers."""
@@ -139,14 +143,28 @@ def test_a_different_engine_is_scored_on_its_misses(tmp_path: Path) -> None:
     assert result["return_value"] == {"exact": 0, "total": 1, "rate": 0.0}  # 'ab' * 16 is longer than 8
 
 
+def test_sets_compare_in_any_order() -> None:
+    assert canonical("{'cy', 'ann', ('b', frozenset({'y', 'x'}))}") == canonical("{('b', frozenset({'x', 'y'})), 'ann', 'cy'}")
+    assert canonical("{'ann', 'cy'}") != canonical("{'ann', 'dee'}")
+    assert canonical("[3, 1, 2]") == "[3, 1, 2]" and canonical("{'ab', 'c...") == "{'ab', 'c..."
+    want = {"event": "line", "line": 3, "function": "f", "locals": {"s": "{'a', 'b'}", "xs": "[1, 2]"}, "value": None,
+            "depth": 0, "exit": None, "output": "{'a', 'b'}\n"}
+    assert difference(want, {**want, "locals": {"s": "{'b', 'a'}", "xs": "[1, 2]"}}) == {}
+    assert difference(want, {**want, "locals": {"s": "{'b', 'a'}", "xs": "[2, 1]"}}) == {"locals": {"xs": ["[1, 2]", "[2, 1]"]}}
+    assert difference(want, {**want, "output": "{'b', 'a'}\n", "depth": 1}) == {
+        "output": ["{'a', 'b'}\n", "{'b', 'a'}\n"], "depth": [0, 1]}  # printed text is compared as printed
+
+
 def test_the_same_seed_draws_the_same_actions(tmp_path: Path) -> None:
     root = write(tmp_path, "dev", {"inventory": INVENTORY})
     benchmark = load_benchmark("dev", root)[0]
     first = rollout_actions(benchmark, 7, 0, 30)
     assert first == rollout_actions(benchmark, 7, 0, 30)
     assert first != rollout_actions(benchmark, 8, 0, 30) and first != rollout_actions(benchmark, 7, 1, 30)
-    lines = benchmark.program.code_lines()
-    assert all(set(a.lines) <= lines and len(a.lines) == 1 for a in first if a.kind == "breakpoint")
+    lines = breakpoint_lines(benchmark.program)
+    assert all(set(a.lines) <= set(lines) and len(a.lines) == 1 for a in first if a.kind == "breakpoint")
+    # Statements inside functions (methods and a comprehension's line included), never a def or the module's lines.
+    assert lines == [8, 9, 12, 16, 17, 18, 19, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32]
     kinds = {a.kind for a in draw_actions(random.Random(0), [3], 200)}
     assert kinds == set(ACTIONS)
 

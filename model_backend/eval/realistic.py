@@ -6,15 +6,16 @@ The test split is for the record: nothing here is tuned on it.
 
 For each program, K rollouts of up to N user-level actions, drawn with a seeded random generator from the
 forward actions (ACTION_WEIGHTS): step_into, step_over, step_return, breakpoint (a tbreak on a random line
-that holds code: `breakpoint:L`; each one drawn is also set as an IDE breakpoint from then on) and continue
-(with the breakpoints set so far in the rollout; with none, to the program's end). The sequence depends only
+of a statement inside a function: `breakpoint:L`, whose line stays set as a breakpoint for later continues) and continue
+(with the breakpoint lines drawn so far in the rollout; with none, to the program's end). The sequence depends only
 on the seed, the program's name and the rollout's number, so every engine gets the same actions. A rollout
 ends at the program's exit or after N actions.
 
 The reference is an oracle engine on the same program that writes values as the engine under test reads
 them: the model's cut (Limits().max_repr), not a debugging session's, and the object format of the engine's
 `format_version`. Each stop is compared on event, line, function, locals, return value (or exception), stack
-depth, exit code and the output so far. When the engine under test misses a stop it is put back on the true
+depth, exit code and the output so far; a set's elements in any order (their order follows string hashes,
+which change from run to run). When the engine under test misses a stop it is put back on the true
 state (StepwiseEngine.resume with the true history, and the true trail of forward steps the grammar reads),
 so that every action is scored from a true state. The trust horizon of a rollout is the number of exact
 stops before its first miss. The return value from the entry: start, one step_return from the entry frame,
@@ -28,6 +29,7 @@ counted as broken; none of them stops the evaluation.
 
 from __future__ import annotations
 
+import ast
 import random
 import re
 import statistics
@@ -37,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from model_backend import safe_ast
 from model_backend.engine import Engine, EngineError, create_engine
 from model_backend.engine.base import MAX_TRAIL, StepwiseEngine
 from model_backend.engine.oracle import OracleEngine
@@ -125,9 +128,19 @@ def draw_actions(rng: random.Random, code_lines: list[int], count: int) -> list[
     return actions
 
 
+def breakpoint_lines(program: Program) -> list[int]:
+    """The lines a breakpoint is drawn from: those of statements inside functions (the entry call runs
+    nothing else: the module's own lines ran, untraced, before it), or every line that holds code."""
+    code = program.code_lines()
+    lines = {node.lineno for function in ast.walk(safe_ast.parse(program.source))
+             if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+             for statement in function.body for node in ast.walk(statement) if isinstance(node, ast.stmt)}
+    return sorted(lines & code or code)
+
+
 def rollout_actions(benchmark: Benchmark, seed: int, rollout: int, count: int) -> list[Action]:
     rng = random.Random(f"{seed}/{benchmark.name}/{rollout}")
-    return draw_actions(rng, sorted(benchmark.program.code_lines()), count)
+    return draw_actions(rng, breakpoint_lines(benchmark.program), count)
 
 
 def observed(state: State, output: str) -> dict[str, Any]:
@@ -136,16 +149,48 @@ def observed(state: State, output: str) -> dict[str, Any]:
             "value": state.value, "depth": state.depth, "exit": state.exit, "output": output}
 
 
+class _SortSets(ast.NodeTransformer):
+    def visit_Set(self, node: ast.Set) -> ast.Set:
+        self.generic_visit(node)
+        node.elts.sort(key=ast.unparse)
+        return node
+
+
+def canonical(value: str) -> str:
+    """A repr with the elements of each set written in one order: a set's order follows its elements'
+    hashes, which vary from run to run for strings (nothing a model can know). A repr that does not parse
+    (cut at the format's limit, an object without a repr of its own) stays as it is."""
+    if "{" not in value:
+        return value
+    try:
+        tree = safe_ast.parse(value, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return value
+    if not any(isinstance(node, ast.Set) for node in ast.walk(tree)):
+        return value
+    return ast.unparse(_SortSets().visit(tree))
+
+
+def _same(want: Any, got: Any) -> bool:
+    if isinstance(want, str) and isinstance(got, str):
+        return want == got or canonical(want) == canonical(got)
+    return bool(want == got)
+
+
 def difference(want: dict[str, Any], got: dict[str, Any]) -> dict[str, Any]:
-    """The compared fields that differ, [expected, got] each; per variable for locals. Empty: exact."""
+    """The compared fields that differ, [expected, got] each; per variable for locals. Empty: exact. Values
+    are compared as reprs, sets in any order (`canonical`); the output so far as printed."""
     diff: dict[str, Any] = {}
     for name in COMPARED:
         if want[name] == got[name]:
             continue
         if name == "locals":
-            diff[name] = {k: [want[name].get(k), got[name].get(k)] for k in sorted(set(want[name]) | set(got[name]))
-                          if want[name].get(k) != got[name].get(k)}
-        else:
+            names = sorted(set(want[name]) | set(got[name]))
+            wrong = {k: [want[name].get(k), got[name].get(k)] for k in names
+                     if not _same(want[name].get(k), got[name].get(k))}
+            if wrong:
+                diff[name] = wrong
+        elif name != "value" or not _same(want[name], got[name]):
             diff[name] = [want[name], got[name]]
     return diff
 
@@ -267,7 +312,9 @@ def check_return(engine: Engine, reference: Engine, program: Program) -> dict[st
         got = entry_outcome(engine, engine.step(Action(kind="step_return")))
     except EngineError as exc:
         got = f"failed: {type(exc).__name__}: {exc}"
-    return {"expected": want, "got": got, "exact": got == want,
+    same = got == want or (want.startswith("returns ") and got.startswith("returns ")
+                           and _same(want.removeprefix("returns "), got.removeprefix("returns ")))
+    return {"expected": want, "got": got, "exact": same,
             **({"exception": exception} if exception else {}), "ms": round(1000 * (time.perf_counter() - began), 2)}
 
 

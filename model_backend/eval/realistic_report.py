@@ -31,6 +31,11 @@ def format_table(result: dict[str, Any]) -> str:
     for detail in result["detail"]:
         if detail["status"] != "ok":
             lines.append(f"  {detail['status']}: {detail['name']}: {detail['error']}")
+    constructs = result.get("per_construct") or {}
+    if constructs:
+        lines.append("exact stops in programs that use a construct (programs):")
+        for name, cell in constructs.items():
+            lines.append(f"  {name:26s} {_rate(cell['exact'], cell['total'])} ({cell['programs']})")
     ms = result["ms_per_action"]
     lines.append(f"ms per action: p50 {ms['p50']:.1f}, p99 {ms['p99']:.1f} ({ms['n']} actions)")
     return "\n".join(lines)
