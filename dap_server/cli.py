@@ -49,14 +49,24 @@ def dap(
     port: Annotated[int | None, typer.Option("--port", help="Serve DAP over TCP on this port instead of stdio.")] = None,
     host: Annotated[str, typer.Option("--host", help="Address to bind with --port (loopback unless you say otherwise).")] = "127.0.0.1",
     log_file: Annotated[str | None, typer.Option("--log-file", help="Write a protocol log to this file.")] = None,
+    token: Annotated[str | None, typer.Option(
+        "--token", envvar="NDB_DAP_TOKEN", show_default=False,
+        help="With --port: the secret every client sends as `token` in its launch/attach arguments; required "
+        "for a --host other than loopback (also NDB_DAP_TOKEN).")] = None,
+    no_sandbox: backend_cli.NoSandboxOpt = False,
 ) -> None:
     """Run the Debug Adapter Protocol server (stdio by default, as VS Code starts it)."""
     from dap_server import server
 
+    backend_cli.sandbox_choice(no_sandbox)
     if port is None:
         server.serve_stdio(log_file=log_file)
     else:
-        server.serve_tcp(host=host, port=port, log_file=log_file)
+        try:
+            server.check_exposure(host, token)
+        except ValueError as exc:
+            backend_cli.fail(str(exc))
+        server.serve_tcp(host=host, port=port, log_file=log_file, token=token)
 
 
 @app.command()
@@ -71,10 +81,12 @@ def debug(
     follow_steps: Annotated[int | None, typer.Option(
         "--follow-steps", min=0, help="Neural engine: single predicted steps one `n` across a call, `r` or `c` may "
         f"take before the rest is predicted in one jump (0: always one jump; default {DEFAULT_FOLLOW_STEPS}).")] = None,
+    no_sandbox: backend_cli.NoSandboxOpt = False,
 ) -> None:
     """Debug PROGRAM in the terminal with pdb's commands, plus `back` and `rc` to step backwards."""
     from dap_server.terminal import run_terminal
 
+    backend_cli.sandbox_choice(no_sandbox)
     backend_cli.load_program(program, entry)  # a bad path or syntax error: one line, exit 2
     raise typer.Exit(run_terminal(str(program), entry, engine, model, worker, argv=args or [], max_events=max_events,
                                   follow_steps=follow_steps))

@@ -22,7 +22,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 HEADER = b"Content-Length:"
 MAX_HEADER_BYTES = 8 * 1024  # a header block longer than this is garbage
-MAX_BODY_BYTES = 64 * 1024 * 1024  # a declared body larger than this is refused (and skipped)
+MAX_BODY_BYTES = 16 * 1024 * 1024  # a declared body larger than this is refused (and skipped)
 
 REQUEST_ADAPTER: TypeAdapter[Any] = TypeAdapter(dap.DiscriminatedRequest)
 
@@ -58,12 +58,34 @@ def encode(message: dict[str, Any] | BaseModel) -> bytes:
 
 
 class FrameReader:
-    """Incremental decoder: feed bytes, iterate decoded messages (dicts) and FramingErrors."""
+    """Incremental decoder: feed bytes, iterate decoded messages (dicts) and FramingErrors.
+
+    Linear in the input: a frame's header is parsed once, and while its body arrives each new byte is
+    looked at once (for the header of a next frame inside it, which means this one was cut short); a
+    header is searched for only within its first MAX_HEADER_BYTES. A body over MAX_BODY_BYTES is answered
+    with one error and its bytes are skipped as they arrive, never held."""
 
     def __init__(self) -> None:
         self._buf = bytearray()
+        self._frame: tuple[int, int] | None = None  # (body start, body length) of the header parsed
+        self._scan = 0  # where the search for a header inside the unfinished body goes on
+        self._skip = 0  # bytes of a refused (oversized) body still to discard
+        self._skip_tail = b""  # the last bytes discarded, where the start of a header may have begun
 
     def feed(self, data: bytes) -> None:
+        if self._skip:
+            # Discard the refused body as it arrives, unless a header shows in it: then that body was
+            # cut short, and reading goes on from the header.
+            n = min(self._skip, len(data))
+            seen = self._skip_tail + data[:n]
+            at = seen.find(HEADER)
+            if at >= 0:
+                self._skip, self._skip_tail = 0, b""
+                data = seen[at:] + data[n:]
+            else:
+                self._skip -= n
+                self._skip_tail = seen[-(len(HEADER) - 1):] if self._skip else b""
+                data = data[n:]
         self._buf += data
 
     @property
@@ -79,6 +101,16 @@ class FrameReader:
             yield item
 
     def _next(self) -> Decoded | None:
+        if self._frame is None:
+            header = self._header()
+            if header is not None:
+                return header
+            if self._frame is None:
+                return None
+        return self._body()
+
+    def _header(self) -> FramingError | None:
+        """Parse the next header into self._frame, or say what was wrong with the bytes before it."""
         buf = self._buf
         if not buf:
             return None
@@ -101,8 +133,8 @@ class FrameReader:
             if garbage.strip():
                 return FramingError(f"discarded {len(garbage)} bytes before a Content-Length header")
         end, sep = self._header_end()
-        second = buf.find(HEADER, len(HEADER))
-        if 0 <= second < (end if end >= 0 else len(buf)):
+        second = buf.find(HEADER, len(HEADER), end if end >= 0 else MAX_HEADER_BYTES + len(HEADER))
+        if second >= 0:
             # A header that never ended before the next one began.
             del buf[:second]
             return FramingError("header not terminated by an empty line before the next header")
@@ -131,20 +163,42 @@ class FrameReader:
             del buf[: end + sep]
             return FramingError(problem or "header without a valid Content-Length")
         if length > MAX_BODY_BYTES:
-            del buf[: end + sep]
-            return FramingError(f"Content-Length {length} exceeds the limit of {MAX_BODY_BYTES} bytes")
-        if len(buf) < end + sep + length:
+            rest = bytes(buf[end + sep :])
+            buf.clear()
+            self._skip, self._skip_tail = length, b""
+            self.feed(rest)
+            return FramingError(f"frame too large: Content-Length {length} exceeds the adapter's limit of "
+                                f"{MAX_BODY_BYTES} bytes (the body is skipped)")
+        self._frame = (end + sep, length)
+        self._scan = end + sep
+        return None
+
+    def _body(self) -> Decoded | None:
+        assert self._frame is not None
+        buf = self._buf
+        body_start, length = self._frame
+        if len(buf) < body_start + length:
             # A complete header inside the unfinished body means this frame was cut short: raw CR/LF
             # cannot occur inside a JSON string, so no valid body contains one. Resync right away
             # instead of waiting for bytes that belong to later frames.
-            inner = buf.find(HEADER, end + sep)
-            if inner >= 0 and (buf.find(b"\r\n\r\n", inner) >= 0 or buf.find(b"\n\n", inner) >= 0):
+            inner = buf.find(HEADER, self._scan)
+            if inner < 0:
+                self._scan = max(body_start, len(buf) - len(HEADER) + 1)
+                return None
+            window = inner + MAX_HEADER_BYTES + 4
+            if buf.find(b"\r\n\r\n", inner, window) >= 0 or buf.find(b"\n\n", inner, window) >= 0:
                 del buf[:inner]
-                return FramingError(f"frame cut short: a new frame began {inner - end - sep} bytes into "
+                self._frame = None
+                return FramingError(f"frame cut short: a new frame began {inner - body_start} bytes into "
                                     f"a body of {length} bytes")
+            if len(buf) >= window:
+                self._scan = inner + 1  # not a header after all: look past it
+            else:
+                self._scan = inner  # that header may still end: look again when more comes
             return None
-        body = bytes(buf[end + sep : end + sep + length])
-        del buf[: end + sep + length]
+        body = bytes(buf[body_start : body_start + length])
+        del buf[: body_start + length]
+        self._frame = None
         try:
             message = json.loads(body.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
@@ -158,9 +212,11 @@ class FrameReader:
         return message
 
     def _header_end(self) -> tuple[int, int]:
-        """Index and length of the blank line ending the header (CRLF CRLF, or a lenient LF LF)."""
-        crlf = self._buf.find(b"\r\n\r\n")
-        lf = self._buf.find(b"\n\n")
+        """Index and length of the blank line ending the header (CRLF CRLF, or a lenient LF LF), looked
+        for within the first MAX_HEADER_BYTES only."""
+        limit = MAX_HEADER_BYTES + 4
+        crlf = self._buf.find(b"\r\n\r\n", 0, limit)
+        lf = self._buf.find(b"\n\n", 0, limit)
         if lf >= 0 and (crlf < 0 or lf < crlf):
             return lf, 2
         return crlf, 4 if crlf >= 0 else 0

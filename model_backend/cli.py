@@ -33,6 +33,16 @@ EntryOpt = Annotated[
 MaxEventsOpt = Annotated[int, typer.Option(
     "--max-events", min=1, max=MAX_EVENTS_CEILING,
     help="Events the oracle records before it stops the program (a long loop stops there; you can step back).")]
+NoSandboxOpt = Annotated[bool, typer.Option(
+    "--no-sandbox", help="Run the program without the operating system's isolation, as your own code (the way "
+    "debugpy does), where namespaces are refused (macOS, some containers). Prints a warning.")]
+
+
+def sandbox_choice(no_sandbox: bool) -> None:
+    if no_sandbox:
+        from model_backend.sandbox import run_unsandboxed
+
+        run_unsandboxed()
 
 
 def fail(message: str) -> NoReturn:
@@ -64,12 +74,17 @@ def parse_actions(text: str) -> list[Action]:
 
 def register(app: typer.Typer) -> None:
     @app.command()
-    def trace(program: ProgramArg, entry: EntryOpt = None, max_events: MaxEventsOpt = Limits().max_events) -> None:
+    def trace(program: ProgramArg, entry: EntryOpt = None, max_events: MaxEventsOpt = Limits().max_events,
+              no_sandbox: NoSandboxOpt = False) -> None:
         """Run PROGRAM in the sandbox and print the recorded states, one JSON object a line."""
-        from model_backend.sandbox import run_trace
+        from model_backend.sandbox import SandboxUnavailable, run_trace
 
+        sandbox_choice(no_sandbox)
         prog = load_program(program, entry)
-        result = run_trace(prog, Limits(max_events=max_events))
+        try:
+            result = run_trace(prog, Limits(max_events=max_events))
+        except SandboxUnavailable as exc:
+            fail(str(exc))
         if not result.events and result.exit == "error" and entry is not None:
             fail(f"the entry expression {entry!r} failed: {result.exit_reason}")
         for event in result.events:

@@ -43,7 +43,7 @@ from typing import IO
 from pydantic import BaseModel, ValidationError
 
 from model_backend.program import Program
-from model_backend.state import TraceEvent, TraceResult
+from model_backend.state import StackFrame, TraceEvent, TraceResult
 
 TRACER_PATH = Path(__file__).with_name("tracer.py")
 # The most bytes of events the parent reads from one run (then it stops the child): a parsed event costs
@@ -378,8 +378,8 @@ def run_trace(
 
 class _EventStream:
     """The child's events, parsed line by line as they arrive: the parent holds at most one unfinished
-    line of text, and stops reading (the child is then killed) at the event limit, at MAX_TRACE_BYTES,
-    at a line longer than MAX_LINE_BYTES, or at a line that is not an event."""
+    line of text, skips a line that is not an event, and stops reading (the child is then killed) at the
+    end record, the event limit, MAX_TRACE_BYTES, or a line longer than MAX_LINE_BYTES."""
 
     def __init__(self, max_events: int) -> None:
         self.max_events = max_events
@@ -389,6 +389,9 @@ class _EventStream:
         self.size = 0
         self._partial = bytearray()
         self._stopped = False
+        # Stack entries are frozen: one object for each (function, line), shared by every event's stack,
+        # so that a deep recursion costs a pointer a frame, not an object.
+        self._frames: dict[tuple[str, int], StackFrame] = {}
 
     def read(self, fd: int, wall_time: float) -> bool:
         """Read until the end record, EOF, a limit, or the wall-clock deadline; True on the deadline."""
@@ -440,9 +443,25 @@ class _EventStream:
             if len(self.events) >= self.max_events:
                 self._stop(f"event limit {self.max_events} reached")
                 return
+            stack = obj.get("stack")
+            if isinstance(stack, list):
+                obj["stack"] = [self._shared(entry) for entry in stack]
             self.events.append(TraceEvent.model_validate(obj))
         except (ValueError, TypeError, ValidationError):
-            self._stopped = True  # a line cut short by a kill: keep what came before it
+            pass  # a line cut short (by a kill, or by the end record written past it): skip it
+
+    def _shared(self, entry: object) -> object:
+        if not isinstance(entry, dict) or set(entry) != {"function", "line"}:
+            return entry  # validation says what is wrong with it
+        function, line = entry["function"], entry["line"]
+        if type(function) is not str or type(line) is not int:
+            return entry
+        frame = self._frames.get((function, line))
+        if frame is None:
+            frame = StackFrame(function=function, line=line)
+            if len(self._frames) < 100_000:
+                self._frames[function, line] = frame
+        return frame
 
     def _stop(self, reason: str) -> None:
         self.overflow = reason

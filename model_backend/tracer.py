@@ -181,9 +181,11 @@ class _Capture(io.TextIOBase):
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        if self.size < self.limit:
-            self.parts.append(text[: self.limit - self.size])
-            self.size += len(text)
+        if self.size + len(text) <= self.limit:
+            self.parts.append(text)
+        elif self.size <= self.limit:  # said once, where the output stops
+            self.parts.append(text[: self.limit - self.size] + f"\n[output truncated at {self.limit} characters]\n")
+        self.size += len(text)
         return len(text)
 
     def take(self) -> str:
@@ -422,8 +424,12 @@ class Recorder:
     def finish(self, code: str, reason: str | None, truncated: bool = False) -> None:
         """Write the end record and leave at once (user code must not get a chance to catch this)."""
         sys.settrace(None)
-        self.emit({"end": code, "reason": reason, "stdout": self.capture.take(), "truncated": truncated})
-        self.out.flush()
+        end = {"end": code, "reason": reason, "stdout": self.capture.take(), "truncated": truncated}
+        try:
+            self.emit(end)
+            self.out.flush()
+        except RuntimeError:  # the wall-clock alarm came in the middle of a write: write past the buffer
+            os.write(self.out.fileno(), ("\n" + json.dumps(end, ensure_ascii=False) + "\n").encode("utf-8"))
         os._exit(0)
 
 

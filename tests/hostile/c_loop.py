@@ -1,0 +1,2 @@
+while True:
+    sum(range(10**8))

@@ -1,0 +1,2 @@
+import os
+env = sorted(os.environ)

@@ -1,0 +1,2 @@
+import os
+os.mkdir("/tmp/ndb-hostile-dir")

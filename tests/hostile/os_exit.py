@@ -1,0 +1,3 @@
+import os
+x = 1
+os._exit(3)

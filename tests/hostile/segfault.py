@@ -1,0 +1,2 @@
+import faulthandler
+faulthandler._sigsegv()

@@ -1,0 +1,3 @@
+import time
+x = 1
+time.sleep(600)
