@@ -51,7 +51,7 @@ def dap(
     log_file: Annotated[str | None, typer.Option("--log-file", help="Write a protocol log to this file.")] = None,
     token: Annotated[str | None, typer.Option(
         "--token", envvar="NDB_DAP_TOKEN", show_default=False,
-        help="With --port: the secret every client sends as `token` in its launch/attach arguments; required "
+        help="With --port: the secret every client sends as `adapterToken` in its launch/attach arguments; required "
         "for a --host other than loopback (also NDB_DAP_TOKEN).")] = None,
     no_sandbox: backend_cli.NoSandboxOpt = False,
 ) -> None:

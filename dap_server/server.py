@@ -11,7 +11,7 @@ an inference (DAPSession.triage handles those two on the reading thread at once)
 `serve_tcp` binds 127.0.0.1 by default, announces the bound port, and serves any number of clients
 concurrently, each in its own thread with its own session and engine. Another host requires a token
 (`--token` or `NDB_DAP_TOKEN`), since a client can launch the oracle, which runs programs: each client
-sends it as `token` in its `launch` or `attach` arguments, and until one does, a connection may send
+sends it as `adapterToken` in its `launch` or `attach` arguments, and until one does, a connection may send
 only `initialize` (answered) and `disconnect`; a wrong or missing token is answered with an error and
 the connection is closed (docs/dap.md, docs/threat-model.md).
 
@@ -58,7 +58,7 @@ def check_exposure(host: str, token: str | None) -> None:
     if not is_loopback(host) and not token:
         raise ValueError(
             f"--host {host} exposes the adapter beyond this machine, and a client can make it run programs: "
-            "give a token with --token or NDB_DAP_TOKEN (clients send it as `token` in their launch "
+            "give a token with --token or NDB_DAP_TOKEN (clients send it as `adapterToken` in their launch "
             "configuration), or bind 127.0.0.1"
         )
 
@@ -82,12 +82,12 @@ class _TokenGate:
             return None
         if command in ("launch", "attach"):
             arguments = item.get("arguments")
-            given = arguments.get("token") if isinstance(arguments, dict) else None
+            given = arguments.get("adapterToken") if isinstance(arguments, dict) else None
             if isinstance(given, str) and self.token and hmac.compare_digest(given.encode(), self.token.encode()):
                 self.open = True
                 return None
             what = "a wrong token" if isinstance(given, str) else "no token"
-            return (f"this adapter requires a token: the {command} request carried {what} (set `token` in the "
+            return (f"this adapter requires a token: the {command} request carried {what} (set `adapterToken` in the "
                     "launch configuration to the adapter's --token / NDB_DAP_TOKEN)", True)
         return (f"{command!r} refused: send `launch` or `attach` with the adapter's token first", False)
 
@@ -209,7 +209,7 @@ def serve_tcp(host: str = "127.0.0.1", port: int = 0, log_file: str | None = Non
 
     `ready(port)` is called with the bound port once listening; without it the port is printed on
     stdout as `ndb dap: listening on HOST:PORT`. Runs until `stop` is set (or forever). A host other
-    than loopback requires `token` (ValueError otherwise); with one, every client must present it.
+    than loopback requires `token` (ValueError otherwise; clients send it as `adapterToken`); with one, every client must present it.
     """
     check_exposure(host, token)
     setup_logging(log_file)
@@ -246,7 +246,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="TCP host to bind (default 127.0.0.1)")
     parser.add_argument("--log-file", default=None, help="log every message to this file")
     parser.add_argument("--token", default=os.environ.get("NDB_DAP_TOKEN") or None,
-                        help="secret clients send as `token` in launch/attach (required for a non-loopback host)")
+                        help="secret clients send as `adapterToken` in launch/attach (required for a non-loopback host)")
     ns = parser.parse_args(argv)
     try:
         if ns.port is None:

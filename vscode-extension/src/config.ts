@@ -27,6 +27,11 @@ export interface LaunchConfig {
   python?: string;
   stepping?: 'pdb' | 'debugpy';
   noDebug?: boolean;
+  /** An adapter already serving over TCP (`ndb dap --port N [--host H --token T]`) instead of one started here. */
+  adapterPort?: number;
+  adapterHost?: string;
+  /** That adapter's token, sent in the launch arguments (required when it listens beyond loopback). */
+  adapterToken?: string;
   [key: string]: unknown;
 }
 

@@ -134,6 +134,12 @@ class ConfigurationProvider implements vscode.DebugConfigurationProvider {
 class AdapterFactory implements vscode.DebugAdapterDescriptorFactory {
   async createDebugAdapterDescriptor(session: vscode.DebugSession): Promise<vscode.DebugAdapterDescriptor> {
     const config = session.configuration as LaunchConfig;
+    if (typeof config.adapterPort === 'number') {
+      // An adapter that already serves over TCP; `adapterToken` reaches it in the launch arguments.
+      const host = config.adapterHost || '127.0.0.1';
+      log(`connecting to the adapter at ${host}:${config.adapterPort}`);
+      return new vscode.DebugAdapterServer(config.adapterPort, host);
+    }
     const folder = session.workspaceFolder;
     const choice = config.python
       ? { path: config.python, source: 'launch configuration' as const }
