@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -106,3 +108,28 @@ def test_runs_when_python_was_found_through_a_relative_path(monkeypatch: pytest.
     monkeypatch.setattr(sys, "executable", str(Path(exe.parent.name) / exe.name))
     ok = run_trace(Program(source="x = 1\ny = x + 1\n", path="/tmp/rel.py"), FAST)
     assert ok.exit == "normal" and [e.line for e in ok.events] == [1, 2, 2]
+
+
+def _trace_cli(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    import sys
+
+    program = tmp_path / "p.py"
+    program.write_text("x = 1\n")
+    code = "from dap_server.cli import main; main()"
+    return subprocess.run([sys.executable, "-c", code, "trace", str(program), *args], capture_output=True, text=True,
+                          timeout=120, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env})
+
+
+def test_where_the_sandbox_cannot_start_the_oracle_refuses_and_names_no_sandbox(tmp_path: Path) -> None:
+    refused = _trace_cli(tmp_path, NDB_BWRAP="/bin/false")  # a bwrap that cannot start any sandbox
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert "the sandbox cannot start here" in refused.stderr and "--no-sandbox" in refused.stderr
+    missing = _trace_cli(tmp_path, NDB_BWRAP="/nonexistent/bwrap")
+    assert missing.returncode == 2 and "not installed" in missing.stderr and "--no-sandbox" in missing.stderr
+
+
+def test_no_sandbox_is_an_explicit_opt_in_with_a_warning(tmp_path: Path) -> None:
+    done = _trace_cli(tmp_path, "--no-sandbox", NDB_BWRAP="/bin/false")
+    assert done.returncode == 0, done.stderr
+    assert "warning: --no-sandbox" in done.stderr
+    assert '"exit": "normal"' in done.stdout.splitlines()[-1]
