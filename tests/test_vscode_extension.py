@@ -144,7 +144,9 @@ def test_end_to_end_in_code_server(vsix: Path) -> None:
 
 def test_the_launch_schema_names_every_launch_argument() -> None:
     """VS Code checks launch.json against package.json's schema: an argument the adapter reads but the
-    schema lacks is flagged as not allowed. `python` is the extension's own (which Python runs the adapter)."""
+    schema lacks is flagged as not allowed. `python` is the extension's own (which Python runs the adapter),
+    as are `adapterPort` and `adapterHost` (an adapter serving over TCP); `adapterToken` is read by the TCP
+    transport (dap_server/server.py), not the session."""
     import json
 
     from dap_server.session import LaunchArguments
@@ -152,4 +154,4 @@ def test_the_launch_schema_names_every_launch_argument() -> None:
     package = json.loads((EXT / "package.json").read_text(encoding="utf-8"))
     (debugger,) = package["contributes"]["debuggers"]
     schema = set(debugger["configurationAttributes"]["launch"]["properties"])
-    assert schema == set(LaunchArguments.model_fields) | {"python"}
+    assert schema == set(LaunchArguments.model_fields) | {"python", "adapterPort", "adapterHost", "adapterToken"}
