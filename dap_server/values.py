@@ -273,7 +273,10 @@ def type_name(value: Any) -> str:
 
 
 def show(value: Any) -> str:
-    """How the debugger writes a value: Python's repr (an Opaque's text as the engine gave it)."""
+    """How the debugger writes a value: Python's repr (an Opaque's text as the engine gave it; `...`
+    where the tracer marks an object met again inside itself)."""
+    if value is Ellipsis:
+        return "..."
     try:
         return repr(value)
     except (ValueError, RecursionError):  # e.g. ints beyond the str-conversion limit

@@ -17,6 +17,7 @@ from model_backend import trace_format as fmt
 from model_backend.mdp import BdbState, TraceMDP
 from model_backend.program import Program, ProgramError, return_line
 from model_backend.state import Action, StackFrame, State, TraceResult
+from model_backend.view import ProgramView, choose_view
 
 POLICY_A = {"step_into": 0.35, "step_over": 0.1, "step_return": 0.2, "breakpoint": 0.1, "continue": 0.05}
 POLICY_B = {"step_into": 0.5, "step_over": 0.5}
@@ -184,13 +185,15 @@ def hides_inputs(steps: Steps) -> bool:
     return start.event == "return" and start.depth == 0 and not start.locals
 
 
-def training_segments(program: Program, steps: Steps, inverse: bool) -> list[tuple[str, bool]]:
+def training_segments(program: Program, steps: Steps, inverse: bool, version: int = fmt.FORMAT_VERSION,
+                      shown: frozenset[int] | None = None) -> list[tuple[str, bool]]:
     """The serialized trajectory as (text, trained) pieces: the loss covers predicted frames only.
 
-    The header, the first (given) state and every action are context; each later frame, up to and
-    including its stop token, is a target.
+    The header (in format `version`, showing the lines `shown` of a program view, or all), the first
+    (given) state and every action are context; each later frame, up to and including its stop token,
+    is a target.
     """
-    segments: list[tuple[str, bool]] = [(fmt.serialize_header(program), False)]
+    segments: list[tuple[str, bool]] = [(fmt.serialize_header(program, version, shown), False)]
     prev: State | None = None
     for i, (state, action) in enumerate(steps):
         segments.append((fmt.frame_target(state, prev, inverse), i > 0))
@@ -198,6 +201,39 @@ def training_segments(program: Program, steps: Steps, inverse: bool) -> list[tup
             segments.append((fmt.serialize_action(action), False))
         prev = state
     return segments
+
+
+CHARS_PER_TOKEN = 3  # how a build prices a header line before any tokenizer exists (code runs 3-4)
+
+
+def training_records(program: Program, steps: Steps, inverse: bool, version: int = fmt.FORMAT_VERSION,
+                     header_tokens: int | None = None) -> list[list[tuple[str, bool]]]:
+    """The trajectory as the model meets it in a session whose header holds `header_tokens` tokens of
+    the program (None: the whole program, one record). A program that does not fit is shown through
+    program views chosen as the engines choose them (model_backend.view): where a state falls outside
+    the view, the engine starts a fresh context at it with a new view, so the trajectory is cut there
+    into a new record that begins with the new header and that state as its given first frame."""
+    if header_tokens is None:
+        return [training_segments(program, steps, inverse, version)]
+    lines = fmt.header_lines(program)
+
+    def cost(n: int) -> int:
+        return -(-len(lines[n - 1]) // CHARS_PER_TOKEN) if 0 < n <= len(lines) else 0
+
+    budget = header_tokens
+    records: list[list[tuple[str, bool]]] = []
+    start = 0
+    current: ProgramView | None = None
+    for i, (state, _) in enumerate(steps):
+        if current is None or not current.covers(program.source, state, budget, cost):
+            if current is not None and i > start:
+                part = [*steps[start:i], (state, None)]  # ends at the state the next record starts from
+                records.append(training_segments(program, part, inverse, version, current.lines))
+            current = choose_view(program.source, state, budget, cost)
+            start = i
+    if current is not None and len(steps) - start >= 2:
+        records.append(training_segments(program, steps[start:], inverse, version, current.lines))
+    return records
 
 
 def prompt_target_pairs(program: Program, steps: Steps, inverse: bool) -> list[tuple[str, str, Action]]:

@@ -1,4 +1,10 @@
-"""Text format (version 1) of a program and a debugger trajectory, with special tokens.
+"""Text format (version 3) of a program and a debugger trajectory, with special tokens.
+
+Version 2 numbers the header's lines; version 3 writes the program's objects that have no __repr__
+as `Class(field=value, ...)` (the tracer's `Limits.objects`) where version 2 has Python's
+`<__main__.Class object>`. The text's syntax is the same: a checkpoint declares the version it reads
+(`version` of `serialize_header`), and an engine serves that version. A header may show only some of
+the program's lines (a program view, model_backend.view): the numbers stay the program's own.
 
 A trajectory is a list of (state, action taken from it) pairs; the last action may be None.
 `serialize` writes it, `parse` reads it back. Round trip holds for every state `serialize` accepts
@@ -25,10 +31,12 @@ from model_backend.state import (
     StateEvent,
 )
 
-FORMAT_VERSION = 2  # 2: the header numbers the program's lines ("12|    x = 1")
+FORMAT_VERSION = 3  # 2: the header numbers the program's lines ("12|    x = 1"); 3: objects' fields
+SUPPORTED_VERSIONS = (2, 3)
 
 TRACE_START = "<|trace_context_start|>"
-VERSION = f"<|format_v{FORMAT_VERSION}|>"
+VERSION_TOKENS = {v: f"<|format_v{v}|>" for v in SUPPORTED_VERSIONS}
+VERSION = VERSION_TOKENS[FORMAT_VERSION]
 ENTRY = "<|entry_sep|>"
 CODE_END = "<|code_end|>"
 FRAME = "<|frame_sep|>"
@@ -50,10 +58,11 @@ EVENT_TOKENS: dict[tuple[bool, StateEvent], str] = {  # (inverse, event) -> toke
 ACTION_TOKENS: dict[ActionKind, str] = {k: f"<|{k}|>" for k in get_args(ActionKind)}
 EXIT_TOKENS: dict[ExitCode, str] = {c: f"<|exit_{c}|>" for c in ("normal", "error", "never")}
 SPECIAL_TOKENS: list[str] = [
-    TRACE_START, VERSION, ENTRY, CODE_END, FRAME, END_OF_FRAME, LINENO, STACK, DEPTH, SRC, ARG, STDOUT,
+    TRACE_START, *VERSION_TOKENS.values(), ENTRY, CODE_END, FRAME, END_OF_FRAME, LINENO, STACK, DEPTH, SRC, ARG, STDOUT,
     TRACE_END, *EVENT_TOKENS.values(), *ACTION_TOKENS.values(), *EXIT_TOKENS.values(),
 ]
 
+MAX_PROGRAM_LINES = 100_000  # a header's line numbers (gaps are filled with empty lines when read)
 MAX_LINE = 999_999_999  # line numbers and depths have at most 9 digits, so parsing never builds huge ints
 VALUE_EVENTS = ("return", "exception")  # frames that carry a value instead of locals
 LOCALS_EVENTS = ("call", "line", "inv_line_call")  # states whose locals a following diff can refer to
@@ -156,24 +165,36 @@ def _locals_text(locals_: dict[str, str], base: dict[str, str] | None) -> str:
     return _json({DIFF_KEY: DIFF_KEY, **{k: v for k, v in locals_.items() if base.get(k) != v}})
 
 
-def number_lines(text: str) -> str:
+def number_lines(text: str, shown: frozenset[int] | None = None) -> str:
     """The program as the header writes it: `<|lineno_sep|>N<|src_sep|>` before each line, the way
     frames write a line number and its source, so the model can read a line's number next to its text
     (and match a frame's source line against the header) instead of counting newlines. Lines are what
     Python's compiler counts (split at "\n"); each keeps its newline; the empty piece after a final
-    newline is no line. `text` is already escaped (escaping never touches newlines)."""
+    newline is no line. `text` is already escaped (escaping never touches newlines). With `shown`, only
+    those lines are written (a program view), each with its own number."""
     pieces = text.split("\n")
     if pieces[-1] == "":
         pieces.pop()
         ends = ["\n"] * len(pieces)
     else:
         ends = ["\n"] * (len(pieces) - 1) + [""]
-    return "".join(f"{LINENO}{n}{SRC}{piece}{end}" for n, (piece, end) in enumerate(zip(pieces, ends, strict=True), 1))
+    return "".join(
+        f"{LINENO}{n}{SRC}{piece}{end}"
+        for n, (piece, end) in enumerate(zip(pieces, ends, strict=True), 1)
+        if shown is None or n in shown
+    )
 
 
-def serialize_header(program: Program) -> str:
+def header_lines(program: Program) -> list[str]:
+    """Each program line as the header writes it (`number_lines`), for pricing a view line by line."""
+    text = _escape(program.source)
+    return [LINENO + piece for piece in number_lines(text).split(LINENO)[1:]]
+
+
+def serialize_header(program: Program, version: int = FORMAT_VERSION, shown: frozenset[int] | None = None) -> str:
+    """The program (all of it, or the lines of a view) and its entry, in a checkpoint's `version`."""
     entry = "" if program.entry is None else ENTRY + _escape(program.entry)
-    return TRACE_START + VERSION + number_lines(_escape(program.source)) + entry + CODE_END
+    return TRACE_START + VERSION_TOKENS[version] + number_lines(_escape(program.source), shown) + entry + CODE_END
 
 
 def serialize_frame(state: State, prev_state: State | None, inverse: bool) -> str:
@@ -385,14 +406,18 @@ def _action(cur: _Cursor) -> Action:
 
 
 def _source_lines(cur: _Cursor) -> str:
-    """The program from the header's numbered lines (see number_lines)."""
+    """The program from the header's numbered lines (see number_lines); the lines a view leaves out
+    come back empty, so that every line keeps its number."""
     pieces: list[str] = []
     while cur.peek() == LINENO:
         if pieces and not pieces[-1].endswith("\n"):
             raise _Fail("only the last line of the program may lack its newline", cur.items[cur.i][2])
         n = cur.number(LINENO)
-        if n != len(pieces) + 1:
-            raise _Fail(f"program line {n} where line {len(pieces) + 1} was expected", cur.items[cur.i - 1][2])
+        if n <= len(pieces):
+            raise _Fail(f"program line {n} where line {len(pieces) + 1} or later was expected", cur.items[cur.i - 1][2])
+        if n > MAX_PROGRAM_LINES:
+            raise _Fail(f"program line {n} is past the {MAX_PROGRAM_LINES}-line limit", cur.items[cur.i - 1][2])
+        pieces.extend(["\n"] * (n - 1 - len(pieces)))
         _, piece, pos = cur.take(SRC)
         if "\n" in piece[:-1]:
             raise _Fail("a program line holds a newline", pos)
@@ -405,7 +430,8 @@ def _parse(text: str) -> ParsedTrajectory:
         raise _Fail("input is not a string", 0)
     cur = _Cursor(text)
     cur.bare(TRACE_START)
-    cur.bare(VERSION)
+    version_token = cur.bare(*VERSION_TOKENS.values())
+    version = next(v for v, tok in VERSION_TOKENS.items() if tok == version_token)
     code = _source_lines(cur)
     entry = cur.text(ENTRY) if cur.peek() == ENTRY else None
     cur.bare(CODE_END)
@@ -421,7 +447,7 @@ def _parse(text: str) -> ParsedTrajectory:
             raise _Fail(f"text after {TRACE_END}", cur.items[cur.i][2])
         steps.append((state, action))
         prev = state
-    return ParsedTrajectory(code=code, entry=entry, inverse=bool(inverse), steps=steps)
+    return ParsedTrajectory(version=version, code=code, entry=entry, inverse=bool(inverse), steps=steps)
 
 
 def parse(text: str) -> ParsedTrajectory | FormatError:

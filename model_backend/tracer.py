@@ -27,6 +27,10 @@ _GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC
 ATTRIBUTE_DEPTH = 3  # self.left.right.val: how deep a debugging session sees into the program's objects
 MAX_ATTRIBUTES = 200  # attribute paths recorded per event, over all names
 MAX_ELEMENTS = 50  # elements of one list, tuple or dict looked into for the program's objects
+OBJECT_DEPTH = 3  # Cart(items=[Item(...)]): how many of the program's objects deep one value is written
+# Whether values write the program's objects without a __repr__ as `Class(field=value, ...)` (trace
+# format 3) or as Python does, `<__main__.Class object>` (format 2). Set once from the request.
+_object_values = [True]
 
 
 def _own_instance(value: object) -> bool:
@@ -59,10 +63,17 @@ def _holds_objects(value: object, depth: int = 2) -> bool:
     return depth > 0 and any(_holds_objects(v, depth - 1) for _, v in _elements(value))
 
 
-def _instance_attributes(obj: object) -> list[tuple[str, object]]:
-    """The object's attributes as Python stores them (its __dict__, its __slots__, then the data its
-    classes hold, e.g. `scale = 10`), read without running any of the program's code: no __getattr__,
-    no properties or other descriptors (a getter could change what the program does next)."""
+def _plain_object(value: object) -> bool:
+    """One of the program's objects whose class writes no repr of its own (object's `<C object at ..>`)."""
+    try:
+        return type(value).__repr__ is object.__repr__ and _own_instance(value)
+    except Exception:  # an exotic metaclass
+        return False
+
+
+def _instance_fields(obj: object) -> list[tuple[str, object]]:
+    """The object's own state as Python stores it (its __dict__, then its __slots__), read without
+    running any of the program's code: no __getattr__, no properties or other descriptors."""
     found: list[tuple[str, object]] = []
     try:
         namespace = object.__getattribute__(obj, "__dict__")
@@ -76,6 +87,13 @@ def _instance_attributes(obj: object) -> list[tuple[str, object]]:
             if isinstance(slot, str) and slot.isidentifier() and slot not in ("__dict__", "__weakref__"):
                 with contextlib.suppress(AttributeError):  # a slot never assigned
                     found.append((slot, object.__getattribute__(obj, slot)))
+    return found
+
+
+def _instance_attributes(obj: object) -> list[tuple[str, object]]:
+    """The object's fields (`_instance_fields`), then the data its classes hold (e.g. `scale = 10`),
+    read without running any of the program's code (a getter could change what the program does next)."""
+    found = _instance_fields(obj)
     names = {name for name, _ in found}
     for cls in type(obj).__mro__[:-1]:  # not object's own
         for name, value in list(cls.__dict__.items()):
@@ -124,15 +142,21 @@ _DISPLAYS: dict[type, tuple[str, str]] = {list: ("[", "]"), tuple: ("(", ")"), d
                                           frozenset: ("frozenset({", "})")}
 
 
-def _repr_prefix(value: object, need: int, active: set[int]) -> str:
+def _repr_prefix(value: object, need: int, active: set[int], depth: int = OBJECT_DEPTH) -> str:
     """repr(value), or a prefix of it longer than `need` characters. Only non-empty lists, tuples, dicts,
     sets and frozensets (exactly those types: a subclass may write its own repr) are written part way,
-    as Python writes them, `[...]` for a list or dict inside itself included."""
+    as Python writes them, `[...]` for a list or dict inside itself included. With object values on,
+    the program's objects without a __repr__ of their own are written by `_object_prefix`; `depth`
+    counts how many more of them may be opened on the way down."""
     kind = type(value)
     if kind not in _DISPLAYS or not value:  # type: ignore[truthy-bool]
+        if _object_values[0] and _plain_object(value):
+            return _object_prefix(value, need, active, depth)
         return repr(value)
     elements: Any = value.values() if kind is dict else value  # type: ignore[attr-defined]
-    if len(elements) <= _FEW and not any(type(v) in _DISPLAYS for v in elements):
+    if len(elements) <= _FEW and not any(
+        type(v) in _DISPLAYS or (_object_values[0] and _plain_object(v)) for v in elements
+    ):
         return repr(value)  # a few plain values: Python's own repr is quicker than the walk
     if id(value) in active:  # Python's Py_ReprEnter: a container met again inside itself
         return "[...]" if kind is list else "{...}" if kind is dict else "(...)" if kind is tuple else repr(value)
@@ -146,7 +170,7 @@ def _repr_prefix(value: object, need: int, active: set[int]) -> str:
                 parts.append(", ")
                 size += 2
             if kind is dict:
-                key = _repr_prefix(item[0], need - size, active)
+                key = _repr_prefix(item[0], need - size, active, depth)
                 parts.append(key)
                 size += len(key)
                 if size > need:
@@ -154,7 +178,7 @@ def _repr_prefix(value: object, need: int, active: set[int]) -> str:
                 parts.append(": ")
                 size += 2
                 item = item[1]
-            piece = _repr_prefix(item, need - size, active)
+            piece = _repr_prefix(item, need - size, active, depth)
             parts.append(piece)
             size += len(piece)
             if size > need:
@@ -164,6 +188,38 @@ def _repr_prefix(value: object, need: int, active: set[int]) -> str:
     if kind is tuple and len(value) == 1:  # type: ignore[arg-type]
         parts.append(",")
     parts.append(closer)
+    return "".join(parts)
+
+
+def _object_prefix(value: object, need: int, active: set[int], depth: int) -> str:
+    """`Cart(items=[Item(name='a', qty=1)], total=1.5)`: the class's name and the object's fields
+    (`_instance_fields`, at most MAX_ELEMENTS, then `...`), each written as `_repr_prefix` writes it.
+    An object met again inside itself is `...` (as Python writes a list inside itself); one deeper than
+    OBJECT_DEPTH objects is `Name(...)`. Reading fields runs none of the program's code."""
+    name = type(value).__name__
+    if id(value) in active:
+        return "..."
+    if depth <= 0:
+        return name + "(...)"
+    fields = _instance_fields(value)
+    parts, size = [name, "("], len(name) + 1
+    active.add(id(value))
+    try:
+        for i, (attr, field) in enumerate(fields):
+            if i:
+                parts.append(", ")
+                size += 2
+            if i == MAX_ELEMENTS:
+                parts.append("...")
+                break
+            piece = attr + "=" + _repr_prefix(field, need - size, active, depth - 1)
+            parts.append(piece)
+            size += len(piece)
+            if size > need:
+                return "".join(parts)
+    finally:
+        active.discard(id(value))
+    parts.append(")")
     return "".join(parts)
 
 
@@ -478,6 +534,7 @@ def main(request_path: str, out_fd: int) -> None:
         os.unlink(request_path)
     out = open(out_fd, "w", encoding="utf-8", buffering=1 << 16)  # noqa: SIM115 - lives until exit
     path, source, entry = req["path"], req["source"], req.get("entry")
+    _object_values[0] = bool(req.get("objects", True))
     recorder = Recorder(path, out, req)
     recorder.lines = source.splitlines()
 

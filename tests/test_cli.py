@@ -62,7 +62,7 @@ def test_module_mode_starts_at_first_line(tmp_path: Path) -> None:
 
 def test_dsl_prints_a_trajectory(program: Path) -> None:
     out = ndb("dsl", str(program), "--entry", "f([1, 2])", "--seed", "1")
-    assert out.returncode == 0 and out.stdout.startswith("<|trace_context_start|><|format_v2|><|lineno_sep|>1<|src_sep|>def f(xs):")
+    assert out.returncode == 0 and out.stdout.startswith("<|trace_context_start|><|format_v3|><|lineno_sep|>1<|src_sep|>def f(xs):")
     inverse = ndb("dsl", str(program), "--entry", "f([1, 2])", "--inverse")
     assert "<|inv_" in inverse.stdout
 

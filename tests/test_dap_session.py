@@ -627,12 +627,14 @@ def test_the_oracle_expands_the_programs_objects(tmp_path: Path) -> None:
         stop = s.wait_for_stop("breakpoint")
         assert stop.frames[0]["line"] == 9 and s.evaluate("s")["body"]["result"] == "1"
         this = s.get_variable("self")
-        assert (this["value"], this["type"]) == ("<__main__.Node object>", "Node") and this["variablesReference"]
+        assert this["type"] == "Node" and this["variablesReference"]
+        assert this["value"] == "Node(val=1, next=Node(val=2, next=Node(val=3, next=None)))"
         children = {v["name"]: v for v in s.variables(this["variablesReference"])}
-        assert {k: v["value"] for k, v in children.items()} == {"val": "1", "next": "<__main__.Node object>"}
+        assert {k: v["value"] for k, v in children.items()} == {
+            "val": "1", "next": "Node(val=2, next=Node(val=3, next=None))"}
         assert children["next"]["evaluateName"] == "self.next"
         nested = {v["name"]: v["value"] for v in s.variables(children["next"]["variablesReference"])}
-        assert nested == {"val": "2", "next": "<__main__.Node object>"}
+        assert nested == {"val": "2", "next": "Node(val=3, next=None)"}
         assert s.evaluate("self.next.next.val + n.val")["body"]["result"] == "5"
         scopes = s.scopes(2)  # build's frame, at its call site: `head` is the same list
         head = next(v for v in s.variables(scopes[0]["variablesReference"]) if v["name"] == "head")
@@ -649,7 +651,7 @@ def test_the_oracle_expands_objects_inside_lists(tmp_path: Path) -> None:
             s.set_breakpoints([9])
         s.wait_for_stop("breakpoint")
         leaves = s.get_variable("leaves")
-        assert leaves["value"] == "[<__main__.Node object>, 5]" and leaves["variablesReference"]
+        assert leaves["value"] == "[Node(value=2, children=[]), 5]" and leaves["variablesReference"]
         first = s.variables(leaves["variablesReference"])[0]
         assert (first["evaluateName"], first["type"]) == ("leaves[0]", "Node")
         assert {v["name"]: v["value"] for v in s.variables(first["variablesReference"])} == {

@@ -280,11 +280,13 @@ def test_convert_upgrades_a_format_1_dataset_to_what_build_writes(built: tuple[P
     settings = manifest.settings.model_copy(update={"format_version": 1})
     (old / build.MANIFEST).write_text(manifest.model_copy(update={"settings": settings}).model_dump_json())
     converted = convert_dataset(old, tmp_path / "new")
-    assert converted.settings.format_version == fmt.FORMAT_VERSION == 2
-    assert _files(tmp_path / "new") == _files(out)  # byte for byte what the build wrote
-    assert [s.sha256 for s in converted.shards] == [s.sha256 for s in manifest.shards]
+    assert converted.settings.format_version == 2
+    v2 = fmt.VERSION_TOKENS[2].encode()
+    # byte for byte what the build wrote, in format 2's header (these programs hold none of the objects
+    # that format 3 writes differently)
+    assert _files(tmp_path / "new") == {k: v.replace(fmt.VERSION.encode(), v2) for k, v in _files(out).items()}
     with pytest.raises(ConvertError):
-        convert_header(fmt.TRACE_START + fmt.VERSION + fmt.CODE_END)  # already format 2
+        convert_header(fmt.TRACE_START + fmt.VERSION_TOKENS[2] + fmt.CODE_END)  # already format 2
 
 
 def test_hidden_start_also_hides_the_entry_arguments(tmp_path: Path) -> None:

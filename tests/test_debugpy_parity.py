@@ -155,6 +155,31 @@ def selected_programs() -> list[Path]:
     return [by_id[name] for name in DEFAULT_PROGRAMS]
 
 
+def plain_classes(program: Path) -> set[str]:
+    """Classes of the program with no __repr__ and no decorator (a dataclass writes its own): the adapter
+    shows such an object with its fields, `Node(val=1, next=None)`, where debugpy shows
+    `<__main__.Node object at 0x..>`; both expand into the same attributes (docs/dap.md)."""
+    tree = ast.parse(program.read_text(encoding="utf-8"))
+    return {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef) and not node.decorator_list
+            and not any(isinstance(f, ast.FunctionDef) and f.name == "__repr__" for f in node.body)}
+
+
+def debugpy_objects(value: str, plain: set[str]) -> str:
+    """`[Node(value=2, children=[])]` as debugpy writes it: `[<__main__.Node object>]`."""
+    try:
+        tree = ast.parse(value, mode="eval")
+    except SyntaxError:
+        return value
+
+    class Objects(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            if isinstance(node.func, ast.Name) and node.func.id in plain:
+                return ast.Name(id=f"<__main__.{node.func.id} object>")
+            return self.generic_visit(node)
+
+    return ast.unparse(Objects().visit(tree))
+
+
 def classes_with_repr(program: Path) -> set[str]:
     """Classes of the program that define __repr__ (debugpy falls back to object.__repr__ if it raises)."""
     tree = ast.parse(program.read_text(encoding="utf-8"))
@@ -186,8 +211,10 @@ def properties(program: Path) -> set[str]:
             and any(isinstance(d, ast.Name) and d.id in ("property", "cached_property") for d in f.decorator_list)}
 
 
-def normalize_value(value: str, repr_classes: set[str]) -> str:
+def normalize_value(value: str, repr_classes: set[str], plain: set[str] = frozenset()) -> str:  # type: ignore[assignment]
     value = ADDRESS.sub("", value)
+    if any(name + "(" in value for name in plain):  # objects written with their fields, as debugpy writes them
+        value = debugpy_objects(value, plain)
     if REPR_FAILED.match(value):
         return "<repr failed>"
     m = DEFAULT_REPR.match(value)
@@ -196,13 +223,13 @@ def normalize_value(value: str, repr_classes: set[str]) -> str:
     return value
 
 
-def plain_variables(variables: list[dict[str, Any]], repr_classes: set[str]) -> dict[str, str]:
+def plain_variables(variables: list[dict[str, Any]], repr_classes: set[str], plain: set[str] = frozenset()) -> dict[str, str]:  # type: ignore[assignment]
     out = {}
     for v in variables:
         name, value = v["name"], v.get("value", "")
         if name.startswith("(") or name in DEBUGPY_GROUPS or NOT_PLAIN.match(value):
             continue
-        out[name] = normalize_value(value, repr_classes)
+        out[name] = normalize_value(value, repr_classes, plain)
     return out
 
 
@@ -254,6 +281,7 @@ class Side:
         self.session = Session(client)
         self.program = str(program)
         self.repr_classes = classes_with_repr(program)
+        self.plain_classes = plain_classes(program)
         self.properties = properties(program)
         self.launch_args = launch
         self.thread_id = 0
@@ -305,11 +333,11 @@ class Side:
         scopes = client.request("scopes", {"frameId": frames[0]["id"]})["body"]["scopes"]
         local = next(s for s in scopes if s["name"] == "Locals")
         variables = self.session.variables(local["variablesReference"])
-        shown = plain_variables(variables, self.repr_classes)
+        shown = plain_variables(variables, self.repr_classes, self.plain_classes)
         for v in variables:  # the program's objects, one level down: their attributes
             if v.get("variablesReference") and DEFAULT_REPR.match(shown.get(v["name"], "")):
                 children = self.session.variables(v["variablesReference"])
-                for name, value in plain_variables(children, self.repr_classes).items():
+                for name, value in plain_variables(children, self.repr_classes, self.plain_classes).items():
                     if name not in self.properties and not name.startswith("_"):  # debugpy: "protected variables"
                         shown[f"{v['name']}.{name}"] = value
         return StopView(command, body["reason"], own, shown)

@@ -188,7 +188,7 @@ def test_berry_example_uses_diffs() -> None:
     text = check_round_trip(Program(source=BERRY, entry='count("berry", "r")'), forward(states, "normal"), False)
     frames = text.split("<|frame_sep|>")
     numbered = "".join(f"<|lineno_sep|>{n}<|src_sep|>{line}\n" for n, line in enumerate(BERRY.splitlines(), 1))
-    assert frames[0] == f"<|trace_context_start|><|format_v2|>{numbered}<|entry_sep|>count(\"berry\", \"r\")<|code_end|>"
+    assert frames[0] == f"<|trace_context_start|><|format_v3|>{numbered}<|entry_sep|>count(\"berry\", \"r\")<|code_end|>"
     assert frames[1] == ("<|call_sep|><|lineno_sep|>1<|stack_sep|>[[\"count\", 1]]<|src_sep|>def count(s, t):"
                          "<|arg_sep|>{\"s\": \"'berry'\", \"t\": \"'r'\"}<|action_sep|><|step_into|>")
     assert frames[2] == '<|line_sep|><|lineno_sep|>2<|arg_sep|>{"..": ".."}<|src_sep|>    n = 0<|action_sep|><|step_into|>'
@@ -220,7 +220,7 @@ def test_exact_text_of_a_small_trace() -> None:
         (State.exit_state("error", "ValueError: bad"), None),
     ]
     assert check_round_trip(P, steps, False) == (
-        "<|trace_context_start|><|format_v2|><|lineno_sep|>1<|src_sep|>x = 1\n<|code_end|>"
+        "<|trace_context_start|><|format_v3|><|lineno_sep|>1<|src_sep|>x = 1\n<|code_end|>"
         '<|frame_sep|><|call_sep|><|lineno_sep|>1<|stack_sep|>[["f", 1]]<|src_sep|>l1<|arg_sep|>{"a": "1"}'
         "<|action_sep|><|step_into|>"
         '<|frame_sep|><|line_sep|><|lineno_sep|>2<|arg_sep|>{"..": "..", "b": "\'x\'"}<|src_sep|>l2'
@@ -238,7 +238,7 @@ def test_exact_text_inverse() -> None:
         (line(1, {"n": "1"}, event="call"), None),  # same frame, but inverse calls are always full
     ]
     assert check_round_trip(P, steps, True) == (
-        "<|trace_context_start|><|format_v2|><|lineno_sep|>1<|src_sep|>x = 1\n<|code_end|>"
+        "<|trace_context_start|><|format_v3|><|lineno_sep|>1<|src_sep|>x = 1\n<|code_end|>"
         '<|frame_sep|><|inv_return_sep|><|lineno_sep|>4<|stack_sep|>[["f", 4]]<|src_sep|>l4<|arg_sep|>"2"'
         '<|arg_sep|>{"n": "2"}<|action_sep|><|inv_step_over|>'
         '<|frame_sep|><|inv_line_sep|><|lineno_sep|>3<|src_sep|>l3<|arg_sep|>{"n": "1"}<|action_sep|><|inv_step_call|>'
@@ -322,7 +322,7 @@ def test_header_numbers_every_line_and_round_trips(source: str) -> None:
     assert parsed.code == source and parsed.entry == "f()"
 
 
-HEAD = "<|trace_context_start|><|format_v2|><|lineno_sep|>1<|src_sep|>x<|code_end|>"
+HEAD = "<|trace_context_start|><|format_v3|><|lineno_sep|>1<|src_sep|>x<|code_end|>"
 CALL = '<|frame_sep|><|call_sep|><|lineno_sep|>1<|stack_sep|>[["f", 1]]<|src_sep|>s<|arg_sep|>{"a": "1"}<|action_sep|>'
 
 
@@ -348,11 +348,13 @@ CALL = '<|frame_sep|><|call_sep|><|lineno_sep|>1<|stack_sep|>[["f", 1]]<|src_sep
     (HEAD + "<|frame_sep|><|exit_normal|><|action_sep|>", "got end of text"),
     (HEAD + "<|frame_sep|><|exit_normal|><|arg_sep|>3<|trace_end|>", "needs a JSON string"),
     (HEAD + "<|format_v1|>", "unknown special token"),
-    ("<|trace_context_start|><|format_v2|>x = 1<|code_end|>", "unexpected text after <|format_v2|>"),
-    ("<|trace_context_start|><|format_v2|><|lineno_sep|>2<|src_sep|>x<|code_end|>", "program line 2 where line 1"),
-    ("<|trace_context_start|><|format_v2|><|lineno_sep|>1<|src_sep|>x<|lineno_sep|>2<|src_sep|>y<|code_end|>",
+    ("<|trace_context_start|><|format_v3|>x = 1<|code_end|>", "unexpected text after <|format_v3|>"),
+    ("<|trace_context_start|><|format_v3|><|lineno_sep|>2<|src_sep|>x\n<|lineno_sep|>2<|src_sep|>y<|code_end|>",
+     "program line 2 where line 3 or later"),
+    ("<|trace_context_start|><|format_v3|><|lineno_sep|>999999<|src_sep|>x<|code_end|>", "past the 100000-line limit"),
+    ("<|trace_context_start|><|format_v3|><|lineno_sep|>1<|src_sep|>x<|lineno_sep|>2<|src_sep|>y<|code_end|>",
      "only the last line"),
-    ("<|trace_context_start|><|format_v2|><|lineno_sep|>1<|src_sep|>x\ny\n<|code_end|>", "holds a newline"),
+    ("<|trace_context_start|><|format_v3|><|lineno_sep|>1<|src_sep|>x\ny\n<|code_end|>", "holds a newline"),
     (HEAD + "<|frame_sep", "unknown special token"),
 ])
 def test_parse_errors(text: str, message: str) -> None:

@@ -176,7 +176,8 @@ def test_session_traces_record_the_attributes_of_the_programs_objects() -> None:
     assert last["p"] == {"a": "[3]"}
     head = last["head"]
     assert (head["val"], head["next.val"], head["next.next.val"], head["kind"]) == ("3", "2", "1", "'node'")
-    assert head["next.next.next"] == "<__main__.Node object>"  # back to head: a cycle, not followed
+    # back to head: a cycle, not followed; its value marks where it meets itself again
+    assert head["next.next.next"] == "Node(val=3, next=Node(val=2, next=Node(val=1, next=...)))"
     assert "next.next.next.val" not in head and "double" not in head and "reads" in head
     assert not any(k.endswith(("__init__", "__getattr__")) for k in head)
     plain = run_trace(program)
@@ -205,8 +206,8 @@ def test_containers_of_objects_record_every_element() -> None:
            "    many = [D(i) for i in range(60)]\n    odd = {1.5: D('x')}\n    return 0\n")
     result = run_trace(Program(source=src, path="/tmp/pets.py", entry="f()"), Limits(record_attributes=True))
     last = result.events[-1].attributes
-    assert last["pets"] == {"[0]": "<__main__.D object>", "[0].name": "'rex'", "[1]": "2"}
-    assert last["by"] == {"['a']": "(<__main__.D object>,)", "['a'][0]": "<__main__.D object>",
+    assert last["pets"] == {"[0]": "D(name='rex')", "[0].name": "'rex'", "[1]": "2"}
+    assert last["by"] == {"['a']": "(D(name='bit'),)", "['a'][0]": "D(name='bit')",
                           "['a'][0].name": "'bit'"}
     assert set(last) == {"pets", "by"}
 

@@ -124,6 +124,7 @@ class BuildSettings(BaseModel):
     sampler: dict[str, Any]
     limits: dict[str, Any]
     format_version: int = FORMAT_VERSION
+    header_tokens: int | None = None  # the program view's budget (None: every header shows the whole program)
     build_version: int = BUILD_VERSION
     keep: dict[str, int] = Field(default_factory=lambda: {
         "min_events": MIN_EVENTS, "max_events": MAX_EVENTS, "max_value_len": MAX_VALUE_LEN})
@@ -230,6 +231,8 @@ class _Settings(BaseModel):
     max_chars: int
     sampler: dict[str, Any]
     limits: dict[str, Any]
+    format_version: int = FORMAT_VERSION
+    header_tokens: int | None = None
 
 
 class _Outcome(BaseModel):
@@ -269,8 +272,9 @@ def usable(expect_errors: Sequence[str], result: TraceResult) -> str | None:
 
 def _trajectory(
     task: _Task, result: TraceResult, rng: random.Random, inverse: bool, settings: _Settings
-) -> dict[str, Any] | None:
-    """One record, or None when no trajectory of at least one transition fits in max_chars."""
+) -> list[dict[str, Any]] | None:
+    """One trajectory's records (several when program views cut it, `sampler.training_records`), or
+    None when no trajectory of at least one transition fits in max_chars."""
     max_steps = sampler.SamplerConfig(**settings.sampler).max_steps
     while max_steps >= 1:
         config = sampler.SamplerConfig(**{**settings.sampler, "max_steps": max_steps})
@@ -281,17 +285,24 @@ def _trajectory(
         program = task.program
         if inverse and program.entry and sampler.hides_inputs(steps):
             program = program.model_copy(update={"entry": sampler.hidden_entry(program.entry)})
-        segments = sampler.training_segments(program, steps, inverse)
-        if sum(len(text) for text, _ in segments) <= settings.max_chars:
-            return {
-                "program_id": task.program_id,
-                "function_id": task.function_id,
-                "source_kind": task.kind,
-                "inverse": inverse,
-                "segments": [[text, trained] for text, trained in segments],
-                "actions": [str(action) for _, action in steps if action is not None],
-                "horizons": [sampler.horizon(steps[i][0], steps[i + 1][0]) for i in range(len(steps) - 1)],
-            }
+        parts = sampler.training_records(program, steps, inverse, settings.format_version, settings.header_tokens)
+        if parts and all(sum(len(text) for text, _ in segments) <= settings.max_chars for segments in parts):
+            actions = [str(action) for _, action in steps if action is not None]
+            horizons = [sampler.horizon(steps[i][0], steps[i + 1][0]) for i in range(len(steps) - 1)]
+            records, offset = [], 0
+            for segments in parts:
+                k = sum(trained for _, trained in segments)  # one trained frame per action taken
+                records.append({
+                    "program_id": task.program_id,
+                    "function_id": task.function_id,
+                    "source_kind": task.kind,
+                    "inverse": inverse,
+                    "segments": [[text, trained] for text, trained in segments],
+                    "actions": actions[offset:offset + k],
+                    "horizons": horizons[offset:offset + k],
+                })
+                offset += k
+            return records
         max_steps //= 2
     return None
 
@@ -310,16 +321,17 @@ def process_program(task: _Task, settings: _Settings) -> _Outcome:
     try:
         for _ in range(settings.traj_per_program):
             inverse = rng.random() < settings.inverse_fraction
-            record = _trajectory(task, result, rng, inverse, settings)
-            line = "" if record is None else json.dumps(record, ensure_ascii=False)
-            if record is None or line in outcome.records:  # none fits, or drawn before (an input jump is one per trace)
+            records = _trajectory(task, result, rng, inverse, settings)
+            lines = [json.dumps(record, ensure_ascii=False) for record in records or []]
+            if not lines or lines[0] in outcome.records:  # none fits, or drawn before (an input jump is one per trace)
                 outcome.dropped += 1
                 continue
-            outcome.records.append(line)
             outcome.inverse += inverse
-            outcome.transitions += len(record["actions"])
-            outcome.chars += sum(len(t) for t, _ in record["segments"])
-            outcome.trained_chars += sum(len(t) for t, trained in record["segments"] if trained)
+            for line, record in zip(lines, records or [], strict=True):
+                outcome.records.append(line)
+                outcome.transitions += len(record["actions"])
+                outcome.chars += sum(len(t) for t, _ in record["segments"])
+                outcome.trained_chars += sum(len(t) for t, trained in record["segments"] if trained)
     except Exception as exc:  # a sampler or serializer bug on an odd trace: report it, skip the program
         return _Outcome(skipped="sampling_error", error=f"{task.program_id}: {type(exc).__name__}: {exc}")
     if not outcome.records:
@@ -431,13 +443,16 @@ def build_dataset(
     programs: Sequence[Program] | None = None,
     sampler_config: sampler.SamplerConfig | None = None,
     limits: Limits | None = None,
+    format_version: int = FORMAT_VERSION,
+    header_tokens: int | None = None,
 ) -> Manifest:
     """Build (or finish building) the dataset in `out_dir`; see the module docstring.
 
     `shard_size` is the target number of trajectories per shard: each shard gets
     `max(1, shard_size // traj_per_program)` programs. `programs` replaces `all_programs(seed,
     n_generated)` (tests, custom corpora); `real_code=False` leaves out HumanEval and `algorithms`.
-    Workers <= 1 trace in this process.
+    Workers <= 1 trace in this process. `format_version` 2 writes objects as Python does (for models
+    that read format 2); `header_tokens` turns on program views for programs longer than that.
     """
     start = time.monotonic()
     out = Path(out_dir)
@@ -464,17 +479,19 @@ def build_dataset(
         splits.append(split_of(key, heldout_fraction))
 
     sampler_cfg = sampler_config or sampler.SamplerConfig()
-    limits = limits or DATA_LIMITS
+    limits = (limits or DATA_LIMITS).model_copy(update={"objects": format_version >= 3})
     sampler_dict = {k: getattr(sampler_cfg, k) for k in sampler_cfg.__dataclass_fields__}
     settings = BuildSettings(
         seed=seed, n_generated=n_generated, traj_per_program=traj_per_program,
         inverse_fraction=inverse_fraction, heldout_fraction=heldout_fraction, shard_size=shard_size,
         max_chars=max_chars, sampler=sampler_dict, limits=limits.model_dump(), real_code=real_code,
+        format_version=format_version, header_tokens=header_tokens,
         programs_fingerprint=_sha("\n".join(t.program_id for t in tasks)),
     )
     _check_config(out, settings)
     work_settings = _Settings(seed=seed, traj_per_program=traj_per_program, inverse_fraction=inverse_fraction,
-                              max_chars=max_chars, sampler=sampler_dict, limits=limits.model_dump())
+                              max_chars=max_chars, sampler=sampler_dict, limits=limits.model_dump(),
+                              format_version=format_version, header_tokens=header_tokens)
 
     per_shard = max(1, shard_size // max(1, traj_per_program))
     shards = _assign_shards(tasks, splits, seed, per_shard)

@@ -39,11 +39,15 @@ def register(app: typer.Typer) -> None:
         input_jumps: Annotated[float, typer.Option("--input-jumps", help="Chance that an inverse trajectory is an input jump: from the entry's return, only its value known, one inv_step_call to the call (what input inference proposes with).")] = 0.0,
         real_code: Annotated[bool, typer.Option("--real-code/--no-real-code", help="Add HumanEval and `algorithms` programs to the generated ones.")] = True,
         realistic: Annotated[int, typer.Option("--realistic", help="Class-based realistic programs (model_backend/data/classgen.py) on top of the others, minus look-alikes of benchmarks/realistic.")] = 0,
+        format_version: Annotated[int, typer.Option("--format", help="Trace format of the records: 3 writes the program's objects with their fields, 2 as Python's default repr (for models that read format 2).")] = 3,
+        header_tokens: Annotated[int | None, typer.Option("--header-tokens", help="Program views for programs whose header is longer than this many tokens (estimated at 3 characters a token), as the engines show them; default: whole programs.")] = None,
         quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
     ) -> None:
         """Trace programs in the sandbox, sample trajectories, write train/held-out JSONL shards."""
         from model_backend.data.build import BuildError, build_dataset
 
+        if format_version not in (2, 3) or (header_tokens is not None and header_tokens < 64):
+            _fail("--format must be 2 or 3, and --header-tokens at least 64")
         if workers < 1 or traj < 1 or shard_size < 1 or max_chars < 1 or programs < 0 or realistic < 0:
             _fail("--workers, --traj, --shard-size and --max-chars must be >= 1, --programs and --realistic >= 0")
         if not (0.0 <= inverse <= 1.0 and 0.0 <= heldout < 1.0 and 0.0 <= hide_start_locals <= 1.0
@@ -62,7 +66,8 @@ def register(app: typer.Typer) -> None:
                 heldout_fraction=heldout, workers=workers, shard_size=shard_size, max_chars=max_chars,
                 progress=not quiet, sampler_config=SamplerConfig(hide_start_locals_prob=hide_start_locals,
                                              input_jump_prob=input_jumps),
-                real_code=real_code, programs=program_list,
+                real_code=real_code, programs=program_list, format_version=format_version,
+                header_tokens=header_tokens,
             )
         except BuildError as exc:
             _fail(str(exc))

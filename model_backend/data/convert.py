@@ -35,7 +35,7 @@ def convert_header(header: str) -> str:
     source, sep, entry = body.partition(fmt.ENTRY)
     if "<|" in source or "<|" in entry:
         raise ConvertError(f"unexpected special token inside a header: {header[:60]!r}")
-    return fmt.TRACE_START + fmt.VERSION + fmt.number_lines(source) + sep + entry + fmt.CODE_END
+    return fmt.TRACE_START + fmt.VERSION_TOKENS[2] + fmt.number_lines(source) + sep + entry + fmt.CODE_END
 
 
 def convert_record(record: dict[str, Any]) -> dict[str, Any]:
@@ -53,7 +53,7 @@ def convert_tokenizer(src: Path, out: Path) -> None:
             continue
         if path.suffix == ".json":
             text = path.read_text(encoding="utf-8")
-            (out / path.name).write_text(text.replace(V1_VERSION, fmt.VERSION), encoding="utf-8")
+            (out / path.name).write_text(text.replace(V1_VERSION, fmt.VERSION_TOKENS[2]), encoding="utf-8")
         else:
             shutil.copy2(path, out / path.name)
 
@@ -61,7 +61,7 @@ def convert_tokenizer(src: Path, out: Path) -> None:
 def convert_dataset(src: str | Path, out: str | Path) -> Manifest:
     src, out = Path(src), Path(out)
     manifest = Manifest.model_validate_json((src / MANIFEST).read_text(encoding="utf-8"))
-    if manifest.settings.format_version != 1 or fmt.FORMAT_VERSION != 2:
+    if manifest.settings.format_version != 1:
         raise ConvertError(f"{src} is format {manifest.settings.format_version}; this converts 1 to 2")
     out.mkdir(parents=True, exist_ok=True)
     shards: list[ShardInfo] = []
@@ -76,7 +76,7 @@ def convert_dataset(src: str | Path, out: str | Path) -> Manifest:
         new = info.model_copy(update={"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)})
         _write_atomic(out / f"{info.name}.stats.json", (new.model_dump_json(indent=2) + "\n").encode())
         shards.append(new)
-    settings = manifest.settings.model_copy(update={"format_version": fmt.FORMAT_VERSION})
+    settings = manifest.settings.model_copy(update={"format_version": 2})
     upgraded = manifest.model_copy(update={"settings": settings, "shards": shards})
     _write_atomic(out / MANIFEST, (upgraded.model_dump_json(indent=2) + "\n").encode())
     if (src / "build_config.json").exists():

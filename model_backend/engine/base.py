@@ -54,6 +54,14 @@ class Engine(ABC):
 
     name: str = "engine"
 
+    @property
+    def format_version(self) -> int:
+        """The trace format whose values this engine's states hold (model_backend.trace_format): a
+        neural engine's is its checkpoint's; an evaluation compares it with an oracle of that version."""
+        from model_backend import trace_format as fmt
+
+        return fmt.FORMAT_VERSION
+
     @abstractmethod
     def start(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> State:
         """Load the program and return its first state.

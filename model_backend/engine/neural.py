@@ -43,12 +43,14 @@ from model_backend.engine.decoding import (
 from model_backend.engine.ensemble import EnsembleCache, EnsembleLM, is_ensemble, load_ensemble
 from model_backend.program import Program
 from model_backend.state import Action, State
+from model_backend.view import HeaderPlanner, HeaderTooLong, ProgramView
 
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
 # Where a checkpoint that proposes arguments in input inference for the shipped default would ship (the
 # default keeps every other prediction, the checks included). None ships: session 31's did not earn it.
 DEFAULT_PROPOSER = DEFAULT_CHECKPOINT.parent / "proposer"
 MAX_FRAME_TOKENS = 768
+ORACLE_HINT = " (the model could not predict this step; the oracle engine, --engine oracle, runs the program for exact values)"
 
 T = TypeVar("T")
 K = TypeVar("K")
@@ -68,11 +70,27 @@ def _bytes_to_unicode() -> dict[int, str]:
     return {b: chr(c) for b, c in zip(keep, chars, strict=True)}
 
 
+def format_version(tokenizer: PreTrainedTokenizerBase, config: object) -> int:
+    """The trace format version a checkpoint reads: its config's `ndb_format_version`, else the newest
+    version token its tokenizer holds."""
+    declared = getattr(config, "ndb_format_version", None)
+    if isinstance(declared, int):
+        if declared not in fmt.SUPPORTED_VERSIONS:
+            raise EngineError(f"the model reads trace format {declared}; this ndb serves {list(fmt.SUPPORTED_VERSIONS)}")
+        return declared
+    vocab = tokenizer.get_vocab()
+    held = [v for v, tok in fmt.VERSION_TOKENS.items() if tok in vocab]
+    if not held:
+        raise EngineError("the tokenizer holds no trace format version token")
+    return max(held)
+
+
 def index_vocabulary(tokenizer: PreTrainedTokenizerBase, vocab_size: int) -> tuple[dict[str, int], list[bytes | None]]:
-    """The trace format's special token ids, and each token's bytes (None for special tokens)."""
+    """The trace format's special token ids, and each token's bytes (None for special tokens). Of the
+    version tokens, a tokenizer needs only its own (`format_version`)."""
     vocab = tokenizer.get_vocab()
     special_ids = {tok: vocab[tok] for tok in fmt.SPECIAL_TOKENS if tok in vocab}
-    missing = set(fmt.SPECIAL_TOKENS) - set(special_ids)
+    missing = set(fmt.SPECIAL_TOKENS) - set(special_ids) - set(fmt.VERSION_TOKENS.values())
     if missing:
         raise EngineError(f"the tokenizer lacks special tokens: {sorted(missing)[:5]}")
     decode = {c: b for b, c in _bytes_to_unicode().items()}
@@ -99,6 +117,7 @@ class LoadedModel:
     special_ids: dict[str, int] = field(default_factory=dict)
     token_bytes: list[bytes | None] = field(default_factory=list)  # None for special tokens
     lock: threading.Lock = field(default_factory=threading.Lock)
+    format_version: int = fmt.FORMAT_VERSION  # the trace format the checkpoint was trained on
 
     @classmethod
     def load(cls, path: str | Path | None = None, device: str = "cpu") -> LoadedModel:
@@ -127,6 +146,7 @@ class LoadedModel:
 
     def _index_vocabulary(self) -> None:
         self.special_ids, self.token_bytes = index_vocabulary(self.tokenizer, self.model.config.vocab_size)
+        self.format_version = format_version(self.tokenizer, self.model.config)
 
     def new_cache(self) -> DynamicCache | EnsembleCache:
         """An empty KV cache for one session (an ensemble keeps one per member)."""
@@ -134,6 +154,13 @@ class LoadedModel:
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def line_costs(self, program: Program) -> list[int]:
+        """Tokens each program line takes in the header (index 0 is line 1), for choosing a view."""
+        lines = fmt.header_lines(program)
+        if not lines:
+            return []
+        return [len(ids) for ids in self.tokenizer(lines, add_special_tokens=False)["input_ids"]]
 
     @property
     def vocabulary(self) -> Vocabulary:
@@ -149,6 +176,8 @@ class NeuralEngine(StepwiseEngine):
         self.facts: ProgramFacts | None = None
         self.cache: DynamicCache | EnsembleCache | None = None
         self.header_len = 0
+        self.view = ProgramView()  # the lines of the program the header in the cache shows
+        self.planner: HeaderPlanner | None = None  # chooses the view of the program's header
         self.inverse = False  # the direction of the context in the cache
         self.history: list[State] = []
         self.trail: list[tuple[State, str]] = []
@@ -181,17 +210,11 @@ class NeuralEngine(StepwiseEngine):
         except ValueError as exc:
             raise EngineError(f"the state cannot be written in the trace format: {exc}") from None
         facts = ProgramFacts.of(program)
-        header = self.m.encode(fmt.serialize_header(program))
-        if len(header) > self.max_context - MAX_FRAME_TOKENS * 2:
-            raise EngineError(f"the program is too long for the model ({len(header)} tokens)")
         self.program, self.facts = program, facts
-        self.cache = self.m.new_cache()
-        self.context_ids = []
-        self.last_logits = None
+        room = self.max_context - 2 * MAX_FRAME_TOKENS
+        self.planner = HeaderPlanner(program, self.format_version, room, self.m.encode, self.m.line_costs(program))
         self._state = None
-        yield from self._feed_steps(header)
-        self.header_len = len(header)
-        yield from self._rebase_steps(state, inverse)
+        yield from self._header_steps(state, inverse)
         self.history = list(history)
         self.trail = []
         self._state = state
@@ -209,7 +232,8 @@ class NeuralEngine(StepwiseEngine):
             return self.state
         if action.kind == "continue" and breakpoints and not action.is_inverse:
             action = Action(kind="breakpoint", lines=tuple(sorted(breakpoints)))
-        if action.is_inverse != self.inverse or self._context_len() > self.max_context - 2 * MAX_FRAME_TOKENS:
+        if (action.is_inverse != self.inverse or self._context_len() > self.max_context - 2 * MAX_FRAME_TOKENS
+                or not self._view_holds(current)):
             yield from self._rebase_steps(current, action.is_inverse)
         mark = self._context_len()
         yield from self._feed_steps(self.m.encode(fmt.serialize_action(action)))
@@ -226,7 +250,7 @@ class NeuralEngine(StepwiseEngine):
             self._crop(after_action)
         if new_state is None:
             self._crop(mark)  # as if the action had not been taken
-            failed = current.model_copy(update={"error": f"prediction failed: {problem}"})
+            failed = current.model_copy(update={"error": f"prediction failed: {problem}{ORACLE_HINT}"})
             self._state = failed
             return failed
         self.history.append(new_state)
@@ -252,7 +276,8 @@ class NeuralEngine(StepwiseEngine):
             raise EngineError("sampling needs a paused program, not the exit state")
         if action.kind == "breakpoint" and not action.lines:
             raise EngineError("a breakpoint action needs lines")
-        if action.is_inverse != self.inverse or self._context_len() > self.max_context - 2 * MAX_FRAME_TOKENS:
+        if (action.is_inverse != self.inverse or self._context_len() > self.max_context - 2 * MAX_FRAME_TOKENS
+                or not self._view_holds(current)):
             yield from self._rebase_steps(current, action.is_inverse)
         mark = self._context_len()
         yield from self._feed_steps(self.m.encode(fmt.serialize_action(action)))
@@ -300,8 +325,34 @@ class NeuralEngine(StepwiseEngine):
             self.context_ids.extend(ids)
             self.last_logits = self._forward(ids)
 
+    @property
+    def format_version(self) -> int:
+        return self.m.format_version
+
+    def _header_steps(self, state: State, inverse: bool) -> Feed[None]:
+        """A fresh cache: the header with the view chosen for `state`, then `state` as the first frame."""
+        assert self.planner is not None
+        try:
+            self.view, header = self.planner.plan(state)
+        except HeaderTooLong as exc:
+            raise EngineError(f"{exc}: debug it with the oracle engine (--engine oracle)") from None
+        self.cache = self.m.new_cache()
+        self.context_ids = []
+        self.last_logits = None
+        yield from self._feed_steps(header)
+        self.header_len = len(header)
+        self.inverse = inverse
+        yield from self._feed_steps(self.m.encode(context_frame(state, inverse)))
+
+    def _view_holds(self, state: State) -> bool:
+        return self.planner is None or self.planner.holds(self.view, state)
+
     def _rebase_steps(self, state: State, inverse: bool) -> Feed[None]:
-        """Cut the context back to the program and start a new trajectory at `state`."""
+        """Cut the context back to the program and start a new trajectory at `state` (with a new header
+        when the program view no longer holds what `state` needs)."""
+        if not self._view_holds(state):
+            yield from self._header_steps(state, inverse)
+            return
         self._crop(self.header_len)
         self.inverse = inverse
         yield from self._feed_steps(self.m.encode(context_frame(state, inverse)))

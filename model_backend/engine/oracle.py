@@ -29,6 +29,11 @@ class OracleEngine(Engine):
         self.patches: list[Patch] = []
         self._state: State | None = None
 
+    @property
+    def format_version(self) -> int:
+        """3 when objects are written with their fields (`Limits.objects`), else 2."""
+        return 3 if self.limits.objects else 2
+
     def start(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> State:
         self.program, self.patches = program, []
         result = run_trace(program, self.limits)

@@ -51,9 +51,16 @@ from model_backend.engine.decoding import (
     request_generator,
 )
 from model_backend.engine.ensemble import EnsembleError, first_member
-from model_backend.engine.neural import DEFAULT_CHECKPOINT, MAX_FRAME_TOKENS, index_vocabulary
+from model_backend.engine.neural import (
+    DEFAULT_CHECKPOINT,
+    MAX_FRAME_TOKENS,
+    ORACLE_HINT,
+    format_version,
+    index_vocabulary,
+)
 from model_backend.program import Program
 from model_backend.state import Action, State
+from model_backend.view import HeaderPlanner, HeaderTooLong, ProgramView
 from model_backend.worker.batching import BatchRunner
 
 T = TypeVar("T")
@@ -213,6 +220,7 @@ class VLLMModel:
         self.tokenizer = AutoTokenizer.from_pretrained(str(path))
         vocab_size = int(getattr(config, "vocab_size", None) or len(self.tokenizer))
         self.special_ids, self.token_bytes = index_vocabulary(self.tokenizer, vocab_size)
+        self.format_version = format_version(self.tokenizer, config)
         self.vocabulary = Vocabulary(self.special_ids, self.token_bytes, self.encode)
         eos = config.eos_token_id if isinstance(config.eos_token_id, list) else [config.eos_token_id]
         ends = [i for i in [self.tokenizer.eos_token_id, *eos] if isinstance(i, int)]
@@ -293,6 +301,8 @@ class VLLMEngine(StepwiseEngine):
         self.facts: ProgramFacts | None = None
         self.context: list[int] = []
         self.header_len = 0
+        self.planner: HeaderPlanner | None = None
+        self.view = ProgramView()
         self.inverse = False
         self.history: list[State] = []
         self.trail: list[tuple[State, str]] = []
@@ -320,12 +330,12 @@ class VLLMEngine(StepwiseEngine):
             context_frame(state, inverse)
         except ValueError as exc:
             raise EngineError(f"the state cannot be written in the trace format: {exc}") from None
-        header = self.vm.encode(fmt.serialize_header(program))
-        if len(header) > self.vm.max_context - MAX_FRAME_TOKENS * 2:
-            raise EngineError(f"the program is too long for the model ({len(header)} tokens)")
+        lines = fmt.header_lines(program)
+        costs = [len(ids) for ids in self.vm.tokenizer(lines, add_special_tokens=False)["input_ids"]] if lines else []
+        room = self.vm.max_context - MAX_FRAME_TOKENS * 2
         self.program, self.facts = program, ProgramFacts.of(program)
-        self.context, self.header_len = header, len(header)
-        self._rebase(state, inverse)
+        self.planner = HeaderPlanner(program, self.format_version, room, self.vm.encode, costs)
+        self._new_header(state, inverse)
         self.history = list(history)
         self.trail = []
         self._state = state
@@ -343,7 +353,8 @@ class VLLMEngine(StepwiseEngine):
             return self.state
         if action.kind == "continue" and breakpoints and not action.is_inverse:
             action = Action(kind="breakpoint", lines=tuple(sorted(breakpoints)))
-        if action.is_inverse != self.inverse or len(self.context) > self.vm.max_context - 2 * MAX_FRAME_TOKENS:
+        if (action.is_inverse != self.inverse or len(self.context) > self.vm.max_context - 2 * MAX_FRAME_TOKENS
+                or not self._view_holds(current)):
             self._rebase(current, action.is_inverse)
         mark = len(self.context)
         self.context += self.vm.encode(fmt.serialize_action(action))
@@ -359,7 +370,7 @@ class VLLMEngine(StepwiseEngine):
             problem = str(parsed) if parsed is not None else "the frame did not end"
         if new_state is None:
             del self.context[mark:]
-            failed = current.model_copy(update={"error": f"prediction failed: {problem}"})
+            failed = current.model_copy(update={"error": f"prediction failed: {problem}{ORACLE_HINT}"})
             self._state = failed
             return failed
         self.history.append(new_state)
@@ -379,7 +390,8 @@ class VLLMEngine(StepwiseEngine):
         current = self.state
         if current.exit is not None:
             raise EngineError("sampling needs a paused program, not the exit state")
-        if action.is_inverse != self.inverse or len(self.context) > self.vm.max_context - 2 * MAX_FRAME_TOKENS:
+        if (action.is_inverse != self.inverse or len(self.context) > self.vm.max_context - 2 * MAX_FRAME_TOKENS
+                or not self._view_holds(current)):
             self._rebase(current, action.is_inverse)
         mark = len(self.context)
         self.context += self.vm.encode(fmt.serialize_action(action))
@@ -397,7 +409,30 @@ class VLLMEngine(StepwiseEngine):
         return samples
 
     # ---- context and generation -----------------------------------------------------------------
+    @property
+    def format_version(self) -> int:
+        return self.vm.format_version
+
+    def _view_holds(self, state: State) -> bool:
+        return self.planner is None or self.planner.holds(self.view, state)
+
+    def _new_header(self, state: State, inverse: bool) -> None:
+        """The header with the program view chosen for `state` (see model_backend.view), then `state`."""
+        assert self.planner is not None
+        try:
+            self.view, header = self.planner.plan(state)
+        except HeaderTooLong as exc:
+            raise EngineError(f"{exc}: debug it with the oracle engine (--engine oracle)") from None
+        self.context, self.header_len = header, len(header)
+        self.inverse = inverse
+        self.context += self.vm.encode(context_frame(state, inverse))
+
     def _rebase(self, state: State, inverse: bool) -> None:
+        """Back to the header, then a new trajectory at `state` (a new header when the view no longer
+        holds what `state` needs; vLLM's prefix cache keeps the shared header's work)."""
+        if not self._view_holds(state):
+            self._new_header(state, inverse)
+            return
         del self.context[self.header_len:]
         self.inverse = inverse
         self.context += self.vm.encode(context_frame(state, inverse))
