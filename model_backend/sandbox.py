@@ -361,8 +361,10 @@ def run_trace(
                     os.close(fd)
             stream = _EventStream(limits.max_events)
             timed_out = stream.read(read_fd, limits.wall_time)
-            if not (timed_out or stream.end is not None or stream.overflow):
-                _await_exit(proc.pid, 1.0)  # the pipe closed: let bwrap report how its child ended
+            if not (timed_out or stream.overflow):
+                # The end record or the pipe's end: the child is leaving. Let bwrap reap it and exit on
+                # its own (it reports how its child ended, and leaves no zombie of its init behind).
+                _await_exit(proc.pid, 1.0)
             returncode, cpu_seconds = _kill_group(proc)
             stderr_tail = _tail(stderr)
     finally:
