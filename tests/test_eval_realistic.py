@@ -192,6 +192,14 @@ def test_a_program_whose_entry_fails_is_counted(tmp_path: Path) -> None:
     assert "plus" in next(d["error"] for d in result["detail"] if d["name"] == "missing")
 
 
+def test_a_program_over_its_time_limit_stops_its_rollouts(tmp_path: Path) -> None:
+    root = write(tmp_path, "dev", {"tiny": TINY})
+    result = evaluate("dev", "oracle", root=root, actions=5, progress=False, program_seconds=1e-6)
+    (rollout,) = result["detail"][0]["rollouts"]
+    assert rollout["stopped"] == "time limit" and rollout["played"] == 0 and result["timed_out"] == 1
+    assert result["return_value"]["exact"] == 1  # the oracle's step is never paused
+
+
 def test_the_command_writes_json_and_plots(tmp_path: Path) -> None:
     from dap_server.cli import app
 

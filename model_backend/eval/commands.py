@@ -116,6 +116,12 @@ def register(app: typer.Typer) -> None:
         rollouts: Annotated[int, typer.Option("--rollouts", min=1, help="Random rollouts per program.")] = 1,
         actions: Annotated[int, typer.Option("--actions", min=1, help="Actions per rollout at most.")] = 20,
         seed: Annotated[int, typer.Option("--seed", help="Seed of the action sequences (the same for every engine).")] = 0,
+        program_seconds: Annotated[float, typer.Option(
+            "--program-seconds", help="Time limit per program, for the return check and apart for the rollouts (0: "
+            "none); past it the action under way is paused (a failure) and the rest is not played.")] = 300.0,
+        follow_steps: Annotated[int | None, typer.Option(
+            "--follow-steps", min=0, help="Single steps the neural engine takes for one action before it jumps "
+            "(0: the model's one jump; default: the engine's, as in a debugging session).")] = None,
         root: Annotated[Path | None, typer.Option(
             "--root", help="The benchmark's directory, holding dev/ and test/ (default: benchmarks/realistic).")] = None,
     ) -> None:
@@ -125,7 +131,8 @@ def register(app: typer.Typer) -> None:
         from model_backend.eval.realistic_report import format_table, plot
 
         try:
-            result = evaluate(split, engine, model, limit, rollouts, actions, seed, root)
+            result = evaluate(split, engine, model, limit, rollouts, actions, seed, root,
+                              program_seconds=program_seconds or None, follow_steps=follow_steps)
         except (EngineError, ValueError, OSError) as exc:
             typer.echo(f"ndb: error: {exc}", err=True)
             raise typer.Exit(2) from None

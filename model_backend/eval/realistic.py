@@ -33,6 +33,7 @@ import ast
 import random
 import re
 import statistics
+import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -56,6 +57,10 @@ ACTION_WEIGHTS: dict[ActionKind, float] = {
     "step_into": 0.3, "step_over": 0.3, "step_return": 0.15, "breakpoint": 0.15, "continue": 0.1,
 }
 COMPARED = ("event", "line", "function", "locals", "value", "depth", "exit", "output")
+# Per program, for the return check and, apart, for the rollouts: past it the action under way is paused
+# where it got to (a failure) and the rest is not played. A followed action takes up to 128 single steps.
+PROGRAM_SECONDS = 300.0
+TIME_LIMIT = "time limit"
 HEADER_LINES = 12  # the entry and kind comments sit within the file's first lines
 _ENTRY = re.compile(r"^#\s*entry:\s*(?P<call>.+?)\s*$")
 _KIND = re.compile(r"^#\s*kind:\s*(?P<kind>.+?)\s*$")
@@ -209,9 +214,32 @@ def _put_back(engine: Engine, program: Program, history: list[State], trail: lis
     engine.trail = trail[-MAX_TRAIL:]
 
 
-def play_rollout(engine: Engine, reference: Engine, program: Program, actions: list[Action]) -> dict[str, Any]:
-    """One rollout: the stops, the misses and where the first one happened. Raises EngineError when the
-    engine under test refuses the program (at start)."""
+def _timed_step(engine: Engine, action: Action, breakpoints: frozenset[int],
+                deadline: float | None) -> tuple[State | None, str | None]:
+    """The engine's step and its failure, if any. Past `deadline` (time.monotonic()) an action that runs
+    through many single steps is paused where it got to (Engine.interrupt): a failure, "time limit"."""
+    timer, paused = None, threading.Event()
+    if deadline is not None:
+        engine.interrupt = paused
+        timer = threading.Timer(max(0.0, deadline - time.monotonic()), paused.set)
+        timer.start()
+    try:
+        state = engine.step(action, breakpoints)
+    except EngineError as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+    finally:
+        if timer is not None:
+            timer.cancel()
+            engine.interrupt = None
+    if paused.is_set() and isinstance(engine, StepwiseEngine):  # a followed action paused before its stop
+        return None, TIME_LIMIT
+    return state, state.error
+
+
+def play_rollout(engine: Engine, reference: Engine, program: Program, actions: list[Action],
+                 deadline: float | None = None) -> dict[str, Any]:
+    """One rollout: the stops, the misses and where the first one happened. Raises _Refused when the
+    engine under test refuses the program (an EngineError at start)."""
     truth = reference.start(program)
     try:
         state = engine.start(program)
@@ -230,24 +258,23 @@ def play_rollout(engine: Engine, reference: Engine, program: Program, actions: l
             _put_back(engine, program, history, trail)
         except EngineError as exc:
             return _rollout(actions, stops, start_diff, 0, first, stopped=f"cannot resume: {exc}")
+    stopped = None
     for number, action in enumerate(actions):
         if truth.event == "exit":
+            break
+        if deadline is not None and time.monotonic() > deadline:
+            stopped = TIME_LIMIT
             break
         before = truth
         step_breaks = frozenset(breakpoints) if action.kind == "continue" else frozenset()
         truth = reference.step(action, step_breaks)
         began = time.perf_counter()
-        error = None
-        try:
-            state = engine.step(action, step_breaks)
-            error = state.error
-        except EngineError as exc:
-            error = f"{type(exc).__name__}: {exc}"
+        predicted, error = _timed_step(engine, action, step_breaks, deadline)
         ms = 1000 * (time.perf_counter() - began)
         if action.kind == "breakpoint":
             breakpoints.update(action.lines)
         want = observed(truth, output + truth.stdout)
-        got = None if error is not None else observed(state, output + state.stdout)
+        got = None if predicted is None or error is not None else observed(predicted, output + predicted.stdout)
         stop: dict[str, Any] = {"action": str(action), "ms": round(ms, 2)}
         if got is None:
             stop.update(exact=False, failed=error)
@@ -268,7 +295,7 @@ def play_rollout(engine: Engine, reference: Engine, program: Program, actions: l
                     _put_back(engine, program, history, trail)
                 except EngineError as exc:
                     return _rollout(actions, stops, start_diff, horizon, first, stopped=f"cannot resume: {exc}")
-    return _rollout(actions, stops, start_diff, horizon if horizon is not None else len(stops), first)
+    return _rollout(actions, stops, start_diff, horizon if horizon is not None else len(stops), first, stopped)
 
 
 class _Refused(Exception):
@@ -301,7 +328,7 @@ def entry_outcome(engine: Engine, state: State) -> str:
     return f"stops at {_where(state)}"
 
 
-def check_return(engine: Engine, reference: Engine, program: Program) -> dict[str, Any]:
+def check_return(engine: Engine, reference: Engine, program: Program, deadline: float | None = None) -> dict[str, Any]:
     """Start, one step_return from the entry frame: the returned value (or exception) against the oracle's."""
     reference.start(program)
     want = entry_outcome(reference, reference.step(Action(kind="step_return")))
@@ -309,7 +336,11 @@ def check_return(engine: Engine, reference: Engine, program: Program) -> dict[st
     began = time.perf_counter()
     try:
         engine.start(program)
-        got = entry_outcome(engine, engine.step(Action(kind="step_return")))
+    except EngineError as exc:
+        raise _Refused(str(exc)) from None
+    state, error = _timed_step(engine, Action(kind="step_return"), frozenset(), deadline)
+    try:
+        got = f"failed: {error}" if state is None else entry_outcome(engine, state)
     except EngineError as exc:
         got = f"failed: {type(exc).__name__}: {exc}"
     same = got == want or (want.startswith("returns ") and got.startswith("returns ")
@@ -318,9 +349,11 @@ def check_return(engine: Engine, reference: Engine, program: Program) -> dict[st
             **({"exception": exception} if exception else {}), "ms": round(1000 * (time.perf_counter() - began), 2)}
 
 
-def evaluate_program(engine: Engine, benchmark: Benchmark, rollouts: int, actions: int, seed: int) -> dict[str, Any]:
-    """One program's detail: its rollouts and its return check; a refusal, a program the oracle cannot run
-    or an engine crash is reported in `status` and `error`."""
+def evaluate_program(engine: Engine, benchmark: Benchmark, rollouts: int, actions: int, seed: int,
+                     seconds: float | None = None) -> dict[str, Any]:
+    """One program's detail: its return check, then its rollouts; a refusal, a program the oracle cannot
+    run or an engine crash is reported in `status` and `error`. Past `seconds` the action under way is
+    paused and the rest of the rollouts is not played (the return check comes first: it always is)."""
     program = benchmark.program
     detail: dict[str, Any] = {"name": benchmark.name, "path": program.path, "kind": benchmark.kind,
                               "entry": program.entry, "constructs": _constructs(program.source)}
@@ -330,9 +363,12 @@ def evaluate_program(engine: Engine, benchmark: Benchmark, rollouts: int, action
     except EngineError as exc:
         return {**detail, "status": "broken", "error": str(exc)}
     try:
-        detail["rollouts"] = [play_rollout(engine, reference, program, rollout_actions(benchmark, seed, k, actions))
-                              for k in range(rollouts)]
-        detail["return"] = check_return(engine, reference, program)
+        deadline = time.monotonic() + seconds if seconds else None
+        detail["return"] = check_return(engine, reference, program, deadline)
+        if seconds:  # the rollouts get their own time
+            deadline = time.monotonic() + seconds
+        detail["rollouts"] = [play_rollout(engine, reference, program, rollout_actions(benchmark, seed, k, actions),
+                                           deadline) for k in range(rollouts)]
         detail["status"] = "ok"
     except _Refused as exc:
         detail.update(status="refused", error=str(exc))
@@ -368,13 +404,16 @@ def summarize(programs: list[dict[str, Any]]) -> dict[str, Any]:
     per_action: dict[str, dict[str, int]] = {kind: {"exact": 0, "total": 0, "failed": 0} for kind in ACTIONS}
     per_construct: dict[str, dict[str, int]] = {}
     horizons: list[int] = []
+    timed_out = 0
     ms: list[float] = []
     starts = [0, 0]
     returns = [0, 0]
     for detail in programs:
         if detail["status"] != "ok":
             continue
+        timed_out += detail["return"]["got"] == f"failed: {TIME_LIMIT}"
         for rollout in detail["rollouts"]:
+            timed_out += rollout.get("stopped") == TIME_LIMIT or any(s.get("failed") == TIME_LIMIT for s in rollout["stops"])
             horizons.append(rollout["trust_horizon"])
             starts[0] += rollout["start_exact"]
             starts[1] += 1
@@ -407,16 +446,19 @@ def summarize(programs: list[dict[str, Any]]) -> dict[str, Any]:
                           "median": statistics.median(horizons) if horizons else None, "values": horizons},
         "return_value": {"exact": returns[0], "total": returns[1], "rate": returns[0] / returns[1] if returns[1] else None},
         "programs": len(programs), "scored": status.count("ok"), "refused": status.count("refused"),
-        "broken": status.count("broken"), "crashed": status.count("crashed"),
+        "broken": status.count("broken"), "crashed": status.count("crashed"), "timed_out": timed_out,
         "ms_per_action": {"p50": percentile(ms, 50), "p99": percentile(ms, 99), "n": len(ms)},
     }
 
 
 def evaluate(split: str = "dev", engine_name: str = "neural", model: str | None = None, limit: int | None = None,
              rollouts: int = 1, actions: int = 20, seed: int = 0, root: str | Path | None = None,
-             progress: bool = True, engine: Engine | None = None) -> dict[str, Any]:
+             progress: bool = True, engine: Engine | None = None, program_seconds: float | None = PROGRAM_SECONDS,
+             follow_steps: int | None = None) -> dict[str, Any]:
     """The whole evaluation: figures and per-program detail. `engine`: an engine to test instead of
-    creating `engine_name`'s."""
+    creating `engine_name`'s. `program_seconds` (None: no limit) bounds the return check and, apart, the
+    rollouts of one program; `follow_steps`: the single steps a model engine takes for one action before
+    it jumps (None: the engine's default, as in a debugging session)."""
     if rollouts < 1 or actions < 1:
         raise ValueError("rollouts and actions must be at least 1")
     benchmarks = load_benchmark(split, root)
@@ -426,14 +468,17 @@ def evaluate(split: str = "dev", engine_name: str = "neural", model: str | None 
             engine = OracleEngine(reference_limits(OracleEngine()))
         else:
             engine = create_engine(engine_name, model=model)
+    if follow_steps is not None:
+        engine.follow(follow_steps)
     from tqdm import tqdm
 
     started = time.perf_counter()
-    programs = [evaluate_program(engine, b, rollouts, actions, seed)
+    programs = [evaluate_program(engine, b, rollouts, actions, seed, program_seconds)
                 for b in tqdm(benchmarks, desc=f"realistic {split}", disable=not progress)]
     engine.close()
     model_path = getattr(getattr(engine, "m", None), "path", None)
     return {"split": split, "engine": engine.name, "model": model_path if model_path is not None else model,
             "format_version": getattr(engine, "format_version", 2), "seed": seed, "rollouts": rollouts,
-            "actions": actions, "limit": limit, "seconds": time.perf_counter() - started,
+            "actions": actions, "limit": limit, "program_seconds": program_seconds,
+            "follow_steps": getattr(engine, "follow_steps", None), "seconds": time.perf_counter() - started,
             **summarize(programs), "detail": programs}

@@ -13,7 +13,7 @@ def _rate(exact: int, total: int) -> str:
 def format_table(result: dict[str, Any]) -> str:
     lines = [f"engine {result['engine']}, model {result['model']}, split {result['split']}, seed {result['seed']}, "
              f"{result['rollouts']} rollout(s) of up to {result['actions']} actions, {result['programs']} programs, "
-             f"{result['seconds']:.0f}s",
+             f"follow steps {result['follow_steps']}, {result['seconds']:.0f}s",
              f"{'action':14s} {'exact/total':>16s} {'failed':>7s}"]
     for kind, row in result["per_action"].items():
         lines.append(f"{kind:14s} {_rate(row['exact'], row['total'])} {row['failed']:7d}")
@@ -36,6 +36,9 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append("exact stops in programs that use a construct (programs):")
         for name, cell in constructs.items():
             lines.append(f"  {name:26s} {_rate(cell['exact'], cell['total'])} ({cell['programs']})")
+    if result.get("timed_out"):
+        lines.append(f"{result['timed_out']} rollouts or return checks stopped at the {result['program_seconds']:g}s limit "
+                     "per program (the action under way counted as failed)")
     ms = result["ms_per_action"]
     lines.append(f"ms per action: p50 {ms['p50']:.1f}, p99 {ms['p99']:.1f} ({ms['n']} actions)")
     return "\n".join(lines)
