@@ -38,7 +38,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -230,7 +230,13 @@ def _bwrap_command(bwrap: str, seccomp_fd: int, limits: Limits, tail: list[str])
 
 
 def _memfd(data: bytes, name: str) -> int:
-    fd = os.memfd_create(name, 0)
+    """A file descriptor reading `data` from its start, on no file system (an unlinked file where the
+    system has no memfd, e.g. macOS with --no-sandbox)."""
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create(name, 0)
+    else:
+        with tempfile.TemporaryFile() as fh:
+            fd = os.dup(fh.fileno())
     os.write(fd, data)
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
@@ -345,7 +351,8 @@ def run_trace(
                     workdir = tempfile.mkdtemp(prefix="ndb-sandbox-")
                     command = [_python(), "-I", "-X", "utf8", str(TRACER_PATH), "-", str(write_fd)]
                     cwd, pass_fds = workdir, (write_fd, write_fd)
-                proc = subprocess.Popen(
+                proc = _start(
+                    read_fd,
                     command,
                     cwd=cwd,
                     stdin=request_fd,
@@ -361,7 +368,7 @@ def run_trace(
                     os.close(fd)
             stream = _EventStream(limits.max_events)
             timed_out = stream.read(read_fd, limits.wall_time)
-            if not (timed_out or stream.overflow):
+            if sandboxed and not (timed_out or stream.overflow):
                 # The end record or the pipe's end: the child is leaving. Let bwrap reap it and exit on
                 # its own (it reports how its child ended, and leaves no zombie of its init behind).
                 _await_exit(proc.pid, 1.0)
@@ -469,6 +476,14 @@ class _EventStream:
         self.overflow = reason
         self._stopped = True
         self._partial.clear()
+
+
+def _start(read_fd: int, command: list[str], **options: Any) -> subprocess.Popen[bytes]:
+    try:
+        return subprocess.Popen(command, **options)
+    except BaseException:
+        os.close(read_fd)
+        raise
 
 
 def _await_exit(pid: int, timeout: float) -> None:
