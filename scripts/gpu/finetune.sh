@@ -16,7 +16,11 @@
 # Environment: CALL_SECONDS (default 570), BUILDS (4), PROGRAMS (4000 per build), SEED0 (350),
 # BUILD_SECONDS (190), BUILD_EXTRA (default "--input-jumps 0.5"), EXTRA (more `ndb train` options),
 # INIT (the checkpoint to start from, e.g. model_backend/checkpoints/proposer; only it need travel),
-# NO_WHEELS=1 (use the python3 on PATH as it is: how the script is tried on the CPU machine).
+# NO_WHEELS=1 (use the python3 on PATH as it is: how the script is tried on the CPU machine),
+# FORMAT=3 (upgrade INIT to read trace format 3 first: model_backend/model/upgrade.py).
+# The sandbox: bubblewrap and libseccomp come carried as Debian packages in .gpubin/ (unpacked under
+# /tmp/gpubin, NDB_BWRAP pointing at bwrap); where the machine refuses namespaces even so, the builds of
+# our own generated programs run with NDB_NO_SANDBOX=1 on that disposable machine, and the log says so.
 set -uo pipefail
 shopt -s nullglob
 START=$(date +%s)
@@ -33,6 +37,20 @@ since() { echo "$(( $(date +%s) - START ))s"; }
 # shellcheck source=scripts/gpu/setup.sh
 source scripts/gpu/setup.sh
 echo "ready at $(since), $CORES cores"
+
+# --- the sandbox for the builds
+for f in .gpubin/*.deb; do dpkg -x "$f" /tmp/gpubin; done
+if [ -x /tmp/gpubin/usr/bin/bwrap ]; then
+    export NDB_BWRAP=/tmp/gpubin/usr/bin/bwrap LD_LIBRARY_PATH=/tmp/gpubin/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+fi
+printf 'def f(x):\n    return x + 1\n' > /tmp/probe.py
+if "${NDB[@]}" trace /tmp/probe.py --entry "f(1)" > /tmp/probe.out 2>&1; then echo "sandbox: bubblewrap works here"
+else echo "sandbox: refused here ($(tail -n 1 /tmp/probe.out)); the builds run NDB_NO_SANDBOX=1"; export NDB_NO_SANDBOX=1; fi
+
+# --- a checkpoint that reads trace format 3 (one more token: <|format_v3|>)
+if [ "${FORMAT:-2}" = 3 ]; then
+    python3 -m model_backend.model.upgrade "$INIT" runs/init-v3 && INIT=runs/init-v3 || { echo "upgrade failed"; exit 6; }
+fi
 
 # --- carried data (.gpudata/*.tar.xz, unpacked beside the builds): train shards under any folder, and
 #     held-out shards for the trainer's held-out loss
@@ -70,6 +88,12 @@ for f in data_out/ft-carried/*/*-*.stats.json; do
     [ -f "$d.jsonl" ] || continue
     k=$((k + 1)); ln -s "$(realpath "$d.jsonl")" "$MIX/$split-c$k.jsonl"; ln -s "$(realpath "$f")" "$MIX/$split-c$k.stats.json"
 done
+if [ "$k" -eq 0 ]; then  # nothing carried: the first build's held-out shards give the held-out loss
+    for f in data_out/ft-s1/heldout-*.stats.json; do
+        d=${f%.stats.json}; [ -f "$d.jsonl" ] || continue
+        k=$((k + 1)); ln -s "$(realpath "$d.jsonl")" "$MIX/heldout-b$k.jsonl"; ln -s "$(realpath "$f")" "$MIX/heldout-b$k.stats.json"
+    done
+fi
 python3 - "$MIX" <<'EOF'
 import json, sys, pathlib
 stats = [json.loads(p.read_text()) for p in pathlib.Path(sys.argv[1]).glob("train-*.stats.json")]
