@@ -51,6 +51,7 @@ from __future__ import annotations
 import argparse
 import bdb
 import builtins
+import importlib.util
 import inspect
 import io
 import json
@@ -70,12 +71,25 @@ def normalize(text: str) -> str:
     return _ADDRESS.sub("", text)
 
 
+def _load_tracer() -> types.ModuleType:
+    """The tracer module (standard library only), for how the oracle writes the program's objects."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "model_backend", "tracer.py")
+    spec = importlib.util.spec_from_file_location("_ndb_tracer", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_TRACER = _load_tracer()
+
+
 def safe_repr(value: object) -> str:
-    try:
-        text = repr(value)
-    except Exception as exc:  # a user __repr__ may fail
-        text = f"<repr failed: {type(exc).__name__}>"
-    return normalize(text)
+    """repr(value) as the tracer writes it (the same text as Python's repr, a failing __repr__ written
+    `<repr failed: E>`), so that the program's objects without a __repr__ read as the oracle writes
+    them (trace format 3: `Node(val=1, next=None)`, where pdb prints `<__main__.Node object at 0x..>`):
+    a display choice of the debugger, not a difference in where it stops or what it binds."""
+    return normalize(_TRACER.safe_repr(value, 1 << 30))
 
 
 def parse_actions(text: str) -> list[str]:

@@ -32,10 +32,10 @@ def upgrade_format(src: str | Path, out: str | Path, version: int = fmt.FORMAT_V
         if old is not None:
             old_id = vocab[fmt.VERSION_TOKENS[old]]
             with torch.no_grad():
-                model.get_input_embeddings().weight[new_id] = model.get_input_embeddings().weight[old_id]
-                output = model.get_output_embeddings()
-                if output is not None and output.weight is not model.get_input_embeddings().weight:
-                    output.weight[new_id] = output.weight[old_id]
+                for layer in (model.get_input_embeddings(), model.get_output_embeddings()):
+                    weight = getattr(layer, "weight", None)
+                    if isinstance(weight, torch.Tensor):  # a tied output layer is copied twice: harmless
+                        weight[new_id] = weight[old_id]
     model.config.ndb_format_version = version
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
