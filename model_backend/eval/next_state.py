@@ -76,7 +76,7 @@ def predict_teacher_forced(engine: NeuralEngine, program: Program, steps: list[t
         # The engine's session machinery, driven by hand: the program once, then true frames.
         engine.program, engine.facts, engine.cache = program, ProgramFacts.of(program), engine.m.new_cache()
         engine.context_ids = []
-        header = engine.m.encode(fmt.serialize_header(program))
+        header = engine.m.encode(fmt.serialize_header(program, engine.format_version))
         engine._feed(header)
         engine.header_len = len(header)
         engine._rebase(steps[0][0], inverse)  # the context: program + the true first state

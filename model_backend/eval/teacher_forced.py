@@ -94,7 +94,7 @@ def replay(vocab: Vocabulary, records: list[dict[str, Any]]) -> Replay:
             continue
         program, steps, inverse = parsed.program, parsed.steps, parsed.inverse
         facts = ProgramFacts.of(program)
-        ids = vocab.encode(fmt.serialize_header(program)) + vocab.encode(context_frame(steps[0][0], inverse))
+        ids = vocab.encode(fmt.serialize_header(program, parsed.version)) + vocab.encode(context_frame(steps[0][0], inverse))
         chosen: list[int] = []
         for i in range(len(steps) - 1):
             state, action = steps[i]
