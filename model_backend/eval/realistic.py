@@ -32,7 +32,6 @@ from __future__ import annotations
 import ast
 import random
 import re
-import statistics
 import threading
 import time
 import traceback
@@ -390,67 +389,6 @@ def _constructs(source: str) -> list[str] | None:
         return None
 
 
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (0 for no values)."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    rank = max(1, -(-len(ordered) * q // 100))
-    return ordered[int(rank) - 1]
-
-
-def summarize(programs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The figures over all programs' detail."""
-    per_action: dict[str, dict[str, int]] = {kind: {"exact": 0, "total": 0, "failed": 0} for kind in ACTIONS}
-    per_construct: dict[str, dict[str, int]] = {}
-    horizons: list[int] = []
-    timed_out = 0
-    ms: list[float] = []
-    starts = [0, 0]
-    returns = [0, 0]
-    for detail in programs:
-        if detail["status"] != "ok":
-            continue
-        timed_out += detail["return"]["got"] == f"failed: {TIME_LIMIT}"
-        for rollout in detail["rollouts"]:
-            timed_out += rollout.get("stopped") == TIME_LIMIT or any(s.get("failed") == TIME_LIMIT for s in rollout["stops"])
-            horizons.append(rollout["trust_horizon"])
-            starts[0] += rollout["start_exact"]
-            starts[1] += 1
-            for stop in rollout["stops"]:
-                row = per_action[stop["action"].split(":")[0]]
-                row["total"] += 1
-                row["exact"] += stop["exact"]
-                row["failed"] += "failed" in stop
-                ms.append(stop["ms"])
-                for construct in detail.get("constructs") or ():
-                    cell = per_construct.setdefault(construct, {"exact": 0, "total": 0, "programs": 0})
-                    cell["exact"] += stop["exact"]
-                    cell["total"] += 1
-        returns[0] += detail["return"]["exact"]
-        returns[1] += 1
-        for construct in detail.get("constructs") or ():
-            per_construct.setdefault(construct, {"exact": 0, "total": 0, "programs": 0})["programs"] += 1
-    exact = sum(row["exact"] for row in per_action.values())
-    total = sum(row["total"] for row in per_action.values())
-    status = [d["status"] for d in programs]
-    return {
-        "per_action": {k: {**row, "rate": row["exact"] / row["total"] if row["total"] else None}
-                       for k, row in per_action.items()},
-        "all": {"exact": exact, "total": total, "failed": sum(r["failed"] for r in per_action.values()),
-                "rate": exact / total if total else None},
-        "per_construct": {k: {**cell, "rate": cell["exact"] / cell["total"] if cell["total"] else None}
-                          for k, cell in sorted(per_construct.items())},
-        "start": {"exact": starts[0], "total": starts[1]},
-        "trust_horizon": {"mean": statistics.fmean(horizons) if horizons else None,
-                          "median": statistics.median(horizons) if horizons else None, "values": horizons},
-        "return_value": {"exact": returns[0], "total": returns[1], "rate": returns[0] / returns[1] if returns[1] else None},
-        "programs": len(programs), "scored": status.count("ok"), "refused": status.count("refused"),
-        "broken": status.count("broken"), "crashed": status.count("crashed"), "timed_out": timed_out,
-        "ms_per_action": {"p50": percentile(ms, 50), "p99": percentile(ms, 99), "n": len(ms)},
-    }
-
-
 def evaluate(split: str = "dev", engine_name: str = "neural", model: str | None = None, limit: int | None = None,
              rollouts: int = 1, actions: int = 20, seed: int = 0, root: str | Path | None = None,
              progress: bool = True, engine: Engine | None = None, program_seconds: float | None = PROGRAM_SECONDS,
@@ -471,6 +409,8 @@ def evaluate(split: str = "dev", engine_name: str = "neural", model: str | None 
     if follow_steps is not None:
         engine.follow(follow_steps)
     from tqdm import tqdm
+
+    from model_backend.eval.realistic_report import summarize
 
     started = time.perf_counter()
     programs = [evaluate_program(engine, b, rollouts, actions, seed, program_seconds)
