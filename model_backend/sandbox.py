@@ -340,16 +340,20 @@ def run_trace(
     try:
         with tempfile.TemporaryFile() as stderr:
             try:
+                # The environment is all ours, so `-s -P` (no user site, no script directory on the path)
+                # isolate as `-I` would, and PYTHONHASHSEED (which -I's -E would ignore) makes a set of
+                # strings come out in the same order on every run: replays (setVariable, jump) and
+                # comparisons depend on it.
                 env = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "LANG": "C.UTF-8"}
                 if sandboxed:
                     seccomp_fd = _memfd(seccomp_filter(), "ndb-seccomp")
                     own_fds.append(seccomp_fd)
-                    tracer = [_python(), "-I", "-X", "utf8", SANDBOX_TRACER, "-", str(write_fd)]
+                    tracer = [_python(), "-s", "-P", "-X", "utf8", SANDBOX_TRACER, "-", str(write_fd)]
                     command, cwd, pass_fds = _bwrap_command(bwrap, seccomp_fd, limits, tracer), "/", (write_fd, seccomp_fd)
                     env.update(TMPDIR=SANDBOX_WORKDIR, HOME=SANDBOX_WORKDIR)
                 else:
                     workdir = tempfile.mkdtemp(prefix="ndb-sandbox-")
-                    command = [_python(), "-I", "-X", "utf8", str(TRACER_PATH), "-", str(write_fd)]
+                    command = [_python(), "-s", "-P", "-X", "utf8", str(TRACER_PATH), "-", str(write_fd)]
                     cwd, pass_fds = workdir, (write_fd, write_fd)
                 proc = _start(
                     read_fd,

@@ -133,3 +133,10 @@ def test_no_sandbox_is_an_explicit_opt_in_with_a_warning(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr
     assert "warning: --no-sandbox" in done.stderr
     assert '"exit": "normal"' in done.stdout.splitlines()[-1]
+
+
+def test_a_set_of_strings_comes_out_in_the_same_order_on_every_run() -> None:
+    """PYTHONHASHSEED=0 reaches the traced program (no -E), so replays and comparisons see one order."""
+    source = "def f():\n    return {'ann', 'cy', 'dee', 'bob', 'eve', 'fay', 'gus', 'hal'}\n"
+    values = {run_trace(Program(source=source, entry="f()")).events[-1].value for _ in range(3)}
+    assert len(values) == 1
