@@ -57,8 +57,10 @@ EVENT_TOKENS: dict[tuple[bool, StateEvent], str] = {  # (inverse, event) -> toke
 }
 ACTION_TOKENS: dict[ActionKind, str] = {k: f"<|{k}|>" for k in get_args(ActionKind)}
 EXIT_TOKENS: dict[ExitCode, str] = {c: f"<|exit_{c}|>" for c in ("normal", "error", "never")}
+# A tokenizer trained now holds the current version's token only; a checkpoint of an older version keeps
+# its own (engine.neural.format_version reads which).
 SPECIAL_TOKENS: list[str] = [
-    TRACE_START, *VERSION_TOKENS.values(), ENTRY, CODE_END, FRAME, END_OF_FRAME, LINENO, STACK, DEPTH, SRC, ARG, STDOUT,
+    TRACE_START, VERSION, ENTRY, CODE_END, FRAME, END_OF_FRAME, LINENO, STACK, DEPTH, SRC, ARG, STDOUT,
     TRACE_END, *EVENT_TOKENS.values(), *ACTION_TOKENS.values(), *EXIT_TOKENS.values(),
 ]
 
@@ -71,7 +73,7 @@ DIFF_KEY = ".."  # `"..": ".."` stands for all unchanged variables
 _EVENT_OF = {tok: key for key, tok in EVENT_TOKENS.items()}
 _ACTION_OF = {tok: kind for kind, tok in ACTION_TOKENS.items()}
 _EXIT_OF = {tok: code for code, tok in EXIT_TOKENS.items()}
-_KNOWN = frozenset(SPECIAL_TOKENS)
+_KNOWN = frozenset(SPECIAL_TOKENS) | frozenset(VERSION_TOKENS.values())
 _TOKEN = re.compile(r"<\|[a-z0-9_]{1,40}\|>")
 _INT = re.compile(r"[0-9]{1,9}")
 _LINES = re.compile(r"[0-9]{1,9}(?:,[0-9]{1,9})*")

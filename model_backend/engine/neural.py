@@ -89,7 +89,7 @@ def index_vocabulary(tokenizer: PreTrainedTokenizerBase, vocab_size: int) -> tup
     """The trace format's special token ids, and each token's bytes (None for special tokens). Of the
     version tokens, a tokenizer needs only its own (`format_version`)."""
     vocab = tokenizer.get_vocab()
-    special_ids = {tok: vocab[tok] for tok in fmt.SPECIAL_TOKENS if tok in vocab}
+    special_ids = {tok: vocab[tok] for tok in [*fmt.SPECIAL_TOKENS, *fmt.VERSION_TOKENS.values()] if tok in vocab}
     missing = set(fmt.SPECIAL_TOKENS) - set(special_ids) - set(fmt.VERSION_TOKENS.values())
     if missing:
         raise EngineError(f"the tokenizer lacks special tokens: {sorted(missing)[:5]}")
