@@ -71,7 +71,7 @@ def main() -> None:
         if isinstance(parsed, fmt.FormatError):
             continue
         trajectories += 1
-        facts = ProgramFacts.of(Program(source=parsed.code, entry=parsed.entry))
+        facts = ProgramFacts.of(Program(source=parsed.code, entry=parsed.entry), objects=parsed.version >= 3)
         prev: State | None = None
         taken: str | None = None
         trail: list[tuple[State, str]] = []

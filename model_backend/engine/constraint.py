@@ -38,6 +38,7 @@ from model_backend.engine.deduce import truth as deduced_truth
 from model_backend.engine.flow import (
     RETURNED,
     ArgumentSource,
+    AttributeUpdate,
     Binding,
     CallExpression,
     ComprehensionCall,
@@ -47,6 +48,7 @@ from model_backend.engine.flow import (
     LoopArgument,
     TruthTest,
     appended_values,
+    attribute_updates,
     call_bindings,
     call_expressions,
     call_results,
@@ -65,6 +67,7 @@ from model_backend.engine.flow import (
     mutations,
     nested_comprehension_loops,
     next_lines,
+    plain_classes,
     printed_lines,
     pure_functions,
     returned_names,
@@ -79,6 +82,7 @@ from model_backend.engine.flow import (
 from model_backend.program import Program
 from model_backend.sandbox import Limits
 from model_backend.state import State
+from model_backend.tracer import MAX_ELEMENTS
 
 # The repr of an int, a float, a str, a bool or None: a value that changes only when its name is rebound.
 IMMUTABLE_REPR = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?|'([^'\\\n]|\\.)*'|\"([^\"\\\n]|\\.)*\"|True|False|None")
@@ -191,6 +195,11 @@ class ProgramFacts:
     call_results: dict[int, tuple[str, str]] = field(default_factory=dict)
     # line -> (the order of its statement's line events, the statement's lines) (flow.statement_line_orders)
     line_orders: dict[int, tuple[tuple[int, ...], tuple[int, int]]] = field(default_factory=dict)
+    # Only for a model that reads trace format version 3 (objects written with their fields; `of(...,
+    # objects=True)`): class name -> the names its body defines (flow.plain_classes), and line -> the one
+    # attribute it sets or appends to (flow.attribute_updates)
+    classes: dict[str, frozenset[str]] = field(default_factory=dict)
+    attribute_updates: dict[int, AttributeUpdate] = field(default_factory=dict)
 
     def locals_of(self, function: str | None) -> frozenset[str]:
         """The names a frame of `function` may show among its locals."""
@@ -227,7 +236,9 @@ class ProgramFacts:
         return span is None or line in span
 
     @classmethod
-    def of(cls, program: Program) -> ProgramFacts:
+    def of(cls, program: Program, objects: bool = False) -> ProgramFacts:
+        """The facts of `program`; `objects`: for a model that reads trace format version 3 or later,
+        whose values write the program's objects with their fields."""
         lines = {i + 1: text for i, text in enumerate(program.lines) if text.strip()}
         names: set[str] = {".0", "__class__"}  # a comprehension's iterator; the cell super() uses
         functions: set[str] = {"<module>"}
@@ -298,6 +309,8 @@ class ProgramFacts:
             stores={} if dynamic else item_stores(tree, Limits().max_repr),
             call_results=call_results(tree),
             line_orders=statement_line_orders(program.source, tree),
+            classes=plain_classes(tree) if objects and not dynamic else {},
+            attribute_updates=attribute_updates(tree) if objects and not dynamic else {},
         )
 
 
@@ -1077,6 +1090,29 @@ def shown_elements(text: str) -> tuple[list[str], bool] | None:
     return elements, not isinstance(node, ast.Tuple)  # type: ignore[return-value]
 
 
+def _object_fields(text: str) -> tuple[str, dict[str, str]] | None:
+    """The class name and the fields, each field's value as written, of an object shown in trace format
+    version 3's form `Name(field=value, ...)`, whole (not cut, no `...` past the fields' bound); None for
+    any other text."""
+    if len(text) > _MAX_REPR:
+        return None
+    try:
+        node = safe_ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or node.args:
+        return None
+    fields: dict[str, str] = {}
+    for keyword in node.keywords:
+        value = ast.get_source_segment(text, keyword.value)
+        if keyword.arg is None or value is None or keyword.arg in fields:
+            return None
+        fields[keyword.arg] = value
+    if text != node.func.id + "(" + ", ".join(f"{k}={v}" for k, v in fields.items()) + ")":
+        return None
+    return node.func.id, fields
+
+
 def _dict_entries(text: str, node: ast.Dict) -> list[tuple[str, str]] | None:
     """The (key, value) texts of the dict `text` shows (parsed as `node`), where it is the whole repr of
     a dict of literals; None otherwise."""
@@ -1411,7 +1447,8 @@ class FrameConstraint:
             forced, unchanged = self._forced_value(keys if diff_keys is None else diff_keys)
             # what the line itself binds: imported names, deduced values, a changed list or dict
             bound_here = (self._imported(keys) or self._computed(keys) or self._mutated(keys)
-                          or self._computed_back(keys)) if forced is None else ()
+                          or self._computed_back(keys) or self._attribute_updated(keys if diff_keys is None else diff_keys)
+                          ) if forced is None else ()
             pairs = (forced,) if forced is not None else (
                 self._call_arguments(keys) or self._comprehension_start(keys) or self._caller_after_return(keys)
                 or bound_here)
@@ -2435,6 +2472,54 @@ class FrameConstraint:
             return ()
         pairs = [(container, reprs[0])] + ([(result, reprs[1])] if result is not None and reprs[1] is not None else [])
         return tuple((name.encode(), fmt._json(text).encode()) for name, text in pairs)
+
+    def _attribute_updated(self, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
+        """After a step within the frame (to a line or its return) from a line that only sets one attribute
+        of an object or appends to the list one attribute holds (flow.attribute_updates; facts of trace
+        format version 3 only): the object's variable with its text after the line, as a (key, JSON) pair.
+        Only where the variable shows the whole text of an object of one of the program's plain classes
+        (`_object_fields`) that does not define the attribute, no other variable shows the same text (it
+        may be the same object), and the new value is known: for a set, what the expression gives on the
+        shown values and fields (deduce.py), a number, string, bool or None field for `op=`; for an
+        append, a number, string, bool or None added to a field that shows a list of literals whose text
+        appears nowhere else in the object's (another field may hold the same list) and in no other
+        variable. The field keeps its place, or a new one comes last (`__dict__`'s order). Empty elsewhere."""
+        if self.event not in ("line", "return") or not self._step_from_line() or self.stack_written:
+            return ()
+        prev = self.prev
+        assert prev is not None and prev.line is not None
+        update = self.facts.attribute_updates.get(prev.line)
+        if update is None or update.owner.encode() not in keys or prev.stack[-1].function in self.facts.suspending:
+            return ()
+        text = prev.locals.get(update.owner)
+        parsed = _object_fields(text) if text is not None else None
+        if (text is None or parsed is None or parsed[0] not in self.facts.classes
+                or update.attribute in self.facts.classes[parsed[0]]
+                or any(other == text for name, other in prev.locals.items() if name != update.owner)):
+            return ()
+        name, fields = parsed
+        old = fields.get(update.attribute)
+        if update.kind == "append":
+            if (old is None or not old.startswith("[") or shown_elements(old) is None or text.count(old) != 1
+                    or any(other == old for other in prev.locals.values())):
+                return ()
+        elif update.augmented and (old is None or not IMMUTABLE_REPR.fullmatch(old)):
+            return ()  # `op=` on a list changes it in place (another field may hold it)
+        shown = dict(prev.locals) | {f"{update.owner}.{field}": value for field, value in fields.items()}
+        value = value_repr(update.expression, shown, _MAX_REPR)
+        if value is None or len(value) > _MAX_REPR:
+            return ()
+        if update.kind == "append":
+            if not IMMUTABLE_REPR.fullmatch(value):
+                return ()
+            assert old is not None
+            value = f"{old[:-1]}{', ' if old != '[]' else ''}{value}]"
+        if update.attribute not in fields and len(fields) >= MAX_ELEMENTS:
+            return ()  # the tracer writes `...` after that many fields
+        after = name + "(" + ", ".join(f"{field}={v}" for field, v in (fields | {update.attribute: value}).items()) + ")"
+        if len(after) > _MAX_REPR:
+            return ()
+        return ((update.owner.encode(), fmt._json(after).encode()),)
 
     def _imported(self, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
         """After a step within the frame from a line that only imports names of a known module

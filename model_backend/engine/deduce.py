@@ -1146,9 +1146,10 @@ def container_before(statement: ast.stmt, container: str, result: str | None, la
 def _containers_before(statement: ast.stmt, container: str, result: str | None, after: object,
                        later: Mapping[str, str]) -> list[object]:
     if isinstance(statement, ast.Expr | ast.Assign) and isinstance(statement.value, ast.Call):
-        if not isinstance(after, list) or len(after) > _MAX_CANDIDATES:
+        if (not isinstance(after, list) or len(after) > _MAX_CANDIDATES
+                or not isinstance(statement.value.func, ast.Attribute)):  # `C[::3] = sorted(...)`: not a method
             return []
-        method = statement.value.func.attr  # type: ignore[attr-defined]
+        method = statement.value.func.attr
         if method == "append" and result is None:
             return [after[:-1]] if after else []
         if method == "extend" and result is None and len(statement.value.args) == 1:

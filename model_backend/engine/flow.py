@@ -24,6 +24,7 @@ against traced programs (tests/test_flow.py) and every frame of our datasets (sc
 from __future__ import annotations
 
 import ast
+import builtins as _builtins_module
 import copy
 import importlib
 import symtable
@@ -1865,4 +1866,171 @@ def statement_line_orders(source: str, tree: ast.Module) -> dict[int, tuple[tupl
                 order.append(line)
         for line in range(first, last + 1):
             found[line] = (tuple(order), (first, last))
+    return found
+
+
+# What a class body may not define for `attribute_updates` to trust a store into its objects: hooks that
+# run code on a store or a read, or keep the fields elsewhere than in `__dict__`
+_BUILTIN_EXCEPTIONS = frozenset(n for n, v in vars(_builtins_module).items() if isinstance(v, type) and issubclass(v, BaseException))
+_ATTRIBUTE_HOOKS = frozenset({"__setattr__", "__delattr__", "__getattribute__", "__getattr__", "__slots__", "__dict__",
+                              "__repr__", "__class__", "__init_subclass__", "__set__", "__get__", "__set_name__"})
+
+
+def plain_classes(tree: ast.Module) -> dict[str, frozenset[str]]:
+    """Class name -> the names its body and its bases' bodies define, for the program's classes whose
+    objects the trace format (version 3) writes as `Name(field=value, ...)` with their `__dict__` in its
+    order, and whose attribute stores only set that `__dict__`'s entry: no keyword or decorator, bases
+    that are such classes themselves (then object's `__setattr__` stores and `__repr__` writes them), a
+    body of defs and plain assignments that defines no hook of _ATTRIBUTE_HOOKS, a name no other class,
+    def, import, variable or string of the program holds (a namedtuple or `type(...)` named alike writes
+    the same text), and no store into the class's attributes (`Name.x = ...` could add a descriptor).
+    Empty for a program that names `__repr__` anywhere, calls setattr or delattr, stores into `f(...).x`,
+    or has a class with a keyword or with a base that is neither one of its classes nor a builtin
+    exception (an object that prints like a list or a number could be taken for one)."""
+    if any(isinstance(n, ast.Name) and n.id in ("setattr", "delattr", "__repr__")
+           or isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == "__repr__"
+           or isinstance(n, ast.Attribute) and (n.attr == "__repr__" or not isinstance(n.ctx, ast.Load)
+                                                and isinstance(n.value, ast.Call))  # `type(self).x = ...`
+           or isinstance(n, ast.Constant) and n.value == "__repr__"
+           for n in ast.walk(tree)):
+        return {}
+    defs: dict[str, list[ast.ClassDef]] = {}
+    others: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            defs.setdefault(node.name, []).append(node)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            others.add(node.name)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            others.add(node.id)
+        elif isinstance(node, ast.alias):
+            others.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            others.add(node.value)
+        elif (isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load)
+              and isinstance(node.value, ast.Name)):
+            others.add(node.value.id)  # `Cart.x = ...`
+    bound = _bound_names(tree)
+    for nodes in defs.values():
+        for node in nodes:
+            if node.keywords or not all(
+                    isinstance(b, ast.Name) and (b.id in defs or b.id in _BUILTIN_EXCEPTIONS and b.id not in bound)
+                    for b in node.bases):
+                return {}
+    own: dict[str, tuple[ast.ClassDef, frozenset[str]]] = {}
+    for name, nodes in defs.items():
+        if len(nodes) != 1 or name in others or name == "namespace":  # SimpleNamespace writes `namespace(a=1)`
+            continue
+        node = nodes[0]
+        if node.decorator_list:
+            continue
+        defined: set[str] = set()
+        for statement in node.body:
+            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+                defined.add(statement.name)
+            elif isinstance(statement, ast.Assign | ast.AnnAssign):
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                if not all(isinstance(t, ast.Name) for t in targets):
+                    break
+                defined.update(t.id for t in targets)  # type: ignore[attr-defined]
+            elif not isinstance(statement, ast.Expr | ast.Pass):
+                break
+        else:
+            if not defined & _ATTRIBUTE_HOOKS:
+                own[name] = (node, frozenset(defined))
+    found: dict[str, frozenset[str]] = {}
+
+    def resolve(name: str, seen: frozenset[str]) -> frozenset[str] | None:
+        if name in found:
+            return found[name]
+        if name not in own or name in seen:
+            return None
+        node, defined = own[name]
+        for base in node.bases:
+            assert isinstance(base, ast.Name)
+            inherited = resolve(base.id, seen | {name})
+            if inherited is None:
+                return None
+            defined |= inherited
+        found[name] = defined
+        return defined
+
+    for name in own:
+        resolve(name, frozenset())
+    return found
+
+
+@dataclass(frozen=True)
+class AttributeUpdate:
+    """A line that only sets one attribute of an object held by a variable, or appends to a list one
+    attribute holds (see attribute_updates)."""
+
+    owner: str  # the variable holding the object
+    attribute: str
+    kind: str  # "set" (`OWNER.ATTR = EXPR`, `OWNER.ATTR op= EXPR`) or "append" (`OWNER.ATTR.append(EXPR)`)
+    # the value set or appended; `OWNER.NAME` read in it is the name "OWNER.NAME", whose value the object's
+    # field NAME shows (`OWNER.ATTR op= EXPR` is `"OWNER.ATTR" op EXPR`)
+    expression: ast.expr
+    augmented: bool = False  # `OWNER.ATTR op= EXPR` (in place on a mutable value: the caller refuses one)
+
+
+class _OwnFields(ast.NodeTransformer):
+    """`OWNER.NAME` read -> the name "OWNER.NAME" (not a dunder: a mangled name is stored otherwise)."""
+
+    def __init__(self, owner: str) -> None:
+        self.owner = owner
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if (isinstance(node.value, ast.Name) and node.value.id == self.owner and isinstance(node.ctx, ast.Load)
+                and not node.attr.startswith("__")):
+            return ast.copy_location(ast.Name(id=f"{self.owner}.{node.attr}", ctx=ast.Load()), node)
+        return self.generic_visit(node)
+
+
+def attribute_updates(tree: ast.Module) -> dict[int, AttributeUpdate]:
+    """Line -> the update, for lines that hold one statement, on one line, that is `OWNER.ATTR = EXPR`,
+    `OWNER.ATTR op= EXPR` or `OWNER.ATTR.append(EXPR)`, with OWNER a variable (not global or nonlocal),
+    ATTR no dunder, and EXPR made of variables, OWNER's attributes, operators and builtins
+    (deduce.expression_reads). Where OWNER shows the whole version-3 text of an object of one of
+    `plain_classes` (that does not define ATTR), such a line runs no code of the program, and the
+    object's text after it is its text before with the one field changed, or added at the end
+    (model_backend/engine/constraint.py checks the rest). Empty where `plain_classes` is."""
+    if not plain_classes(tree):
+        return {}
+    bound = _bound_names(tree)
+    shared = shared_names(tree)
+    starts = _statements_per_line(tree)
+    found: dict[int, AttributeUpdate] = {}
+    for node in ast.walk(tree):
+        if node.__class__ not in (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr):
+            continue
+        assert isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Expr)
+        if node.end_lineno != node.lineno or starts.get(node.lineno) != 1:
+            continue
+        kind = "set"
+        target: ast.expr
+        value: ast.expr | None
+        if isinstance(node, ast.Expr):
+            call = node.value
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append"
+                    and len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred)):
+                continue
+            kind, target, value = "append", call.func.value, call.args[0]
+        elif isinstance(node, ast.Assign):
+            if len(node.targets) != 1:
+                continue
+            target, value = node.targets[0], node.value
+        else:
+            target, value = node.target, node.value
+        if (value is None or not isinstance(target, ast.Attribute) or not isinstance(target.value, ast.Name)
+                or target.attr.startswith("__") or target.value.id in shared):
+            continue
+        owner = target.value.id
+        if isinstance(node, ast.AugAssign):
+            value = ast.BinOp(left=ast.Attribute(value=ast.Name(id=owner, ctx=ast.Load()), attr=target.attr,
+                                                 ctx=ast.Load()), op=node.op, right=value)
+        expression = _OwnFields(owner).visit(copy.deepcopy(value))
+        if not isinstance(expression, ast.expr) or expression_reads(expression, bound) is None:
+            continue
+        found[node.lineno] = AttributeUpdate(owner, target.attr, kind, expression, isinstance(node, ast.AugAssign))
     return found

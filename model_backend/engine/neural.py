@@ -209,7 +209,7 @@ class NeuralEngine(StepwiseEngine):
             context_frame(state, inverse)
         except ValueError as exc:
             raise EngineError(f"the state cannot be written in the trace format: {exc}") from None
-        facts = ProgramFacts.of(program)
+        facts = ProgramFacts.of(program, objects=self.format_version >= 3)
         self.program, self.facts = program, facts
         room = self.max_context - 2 * MAX_FRAME_TOKENS
         self.planner = HeaderPlanner(program, self.format_version, room, self.m.encode, self.m.line_costs(program))
