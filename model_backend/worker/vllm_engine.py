@@ -333,7 +333,7 @@ class VLLMEngine(StepwiseEngine):
         lines = fmt.header_lines(program)
         costs = [len(ids) for ids in self.vm.tokenizer(lines, add_special_tokens=False)["input_ids"]] if lines else []
         room = self.vm.max_context - MAX_FRAME_TOKENS * 2
-        self.program, self.facts = program, ProgramFacts.of(program)
+        self.program, self.facts = program, ProgramFacts.of(program, objects=self.format_version >= 3)
         self.planner = HeaderPlanner(program, self.format_version, room, self.vm.encode, costs)
         self._new_header(state, inverse)
         self.history = list(history)
