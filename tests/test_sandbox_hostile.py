@@ -248,10 +248,17 @@ sys.path.insert(0, {root!r})
 from model_backend.program import Program
 from model_backend.sandbox import Limits, run_trace
 source = open({program!r}).read()
+def peak_mb():
+    # VmHWM: this process image's own peak (ru_maxrss keeps the forking parent's across exec on Linux,
+    # which under pytest is the test runner's, not the debugger's)
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) // 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
 result = run_trace(Program(source=source, path="/hostile/flood.py"), Limits(wall_time=30, cpu_time=30,
                                                                           max_events=500_000))
 print(json.dumps({{"exit": result.exit, "reason": result.exit_reason, "events": len(result.events),
-                  "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}}))
+                  "maxrss_mb": peak_mb()}}))
 """
 
 
