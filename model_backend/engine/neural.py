@@ -85,6 +85,12 @@ def format_version(tokenizer: PreTrainedTokenizerBase, config: object) -> int:
     return max(held)
 
 
+def line_costs(tokenizer: PreTrainedTokenizerBase, program: Program) -> list[int]:
+    """Tokens each program line takes in the header (index 0 is line 1), for choosing a view."""
+    lines = fmt.header_lines(program)
+    return [len(ids) for ids in tokenizer(lines, add_special_tokens=False)["input_ids"]] if lines else []
+
+
 def index_vocabulary(tokenizer: PreTrainedTokenizerBase, vocab_size: int) -> tuple[dict[str, int], list[bytes | None]]:
     """The trace format's special token ids, and each token's bytes (None for special tokens). Of the
     version tokens, a tokenizer needs only its own (`format_version`)."""
@@ -156,11 +162,7 @@ class LoadedModel:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
 
     def line_costs(self, program: Program) -> list[int]:
-        """Tokens each program line takes in the header (index 0 is line 1), for choosing a view."""
-        lines = fmt.header_lines(program)
-        if not lines:
-            return []
-        return [len(ids) for ids in self.tokenizer(lines, add_special_tokens=False)["input_ids"]]
+        return line_costs(self.tokenizer, program)
 
     @property
     def vocabulary(self) -> Vocabulary:

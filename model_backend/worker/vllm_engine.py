@@ -57,6 +57,7 @@ from model_backend.engine.neural import (
     ORACLE_HINT,
     format_version,
     index_vocabulary,
+    line_costs,
 )
 from model_backend.program import Program
 from model_backend.state import Action, State
@@ -330,8 +331,7 @@ class VLLMEngine(StepwiseEngine):
             context_frame(state, inverse)
         except ValueError as exc:
             raise EngineError(f"the state cannot be written in the trace format: {exc}") from None
-        lines = fmt.header_lines(program)
-        costs = [len(ids) for ids in self.vm.tokenizer(lines, add_special_tokens=False)["input_ids"]] if lines else []
+        costs = line_costs(self.vm.tokenizer, program)
         room = self.vm.max_context - MAX_FRAME_TOKENS * 2
         self.program, self.facts = program, ProgramFacts.of(program, objects=self.format_version >= 3)
         self.planner = HeaderPlanner(program, self.format_version, room, self.vm.encode, costs)
