@@ -10,6 +10,9 @@ line that can call the entry above it, the last on the frame's line); every stat
 the names the grammar lets a frame of its function hold; and every whole frame through the grammar after the
 action that led to it (so the rules that depend on the action, such as which line can follow which, apply).
 These are the rules constrained decoding uses.
+The facts come from the header's program, as the engines take them from the whole program: check a build
+made without `--header-tokens`, where every header shows the whole program (a program view leaves lines
+out, and steps in functions it leaves out would count as refused here though the engines accept them).
 Prints the counts and the longest run of one character in a value (against MAX_RUN), then any value,
 stack or name refused (at most 20 of each).
 """
@@ -59,7 +62,7 @@ def main() -> None:
     limit = int(sys.argv[3]) if len(sys.argv) > 3 else None
     values = stacks = trajectories = names = run = frames = loop_steps = appends = stores = returns = ordered = comprehensions = truths = 0
     computed = mutating = mutated = printed = silent = after_call = undone = preceded = 0
-    called = after_callee = comprehension_results = cannot_raise = 0
+    called = after_callee = comprehension_results = cannot_raise = attributes = 0
     refused_frames: list[str] = []
     refused_values: list[str] = []
     refused_stacks: list[str] = []
@@ -103,6 +106,7 @@ def main() -> None:
                 after_callee += constraint._caller_line_after_return is not None
                 comprehension_results += constraint._comprehension_result() is not None
                 cannot_raise += constraint._computes_here
+                attributes += bool(constraint._attribute_updated(keys))
                 printed += bool(constraint._printed)
                 silent += constraint._printed == ""
                 mutating += (constraint._step_within_frame() or constraint.event == "return" and from_line) and (
@@ -144,7 +148,8 @@ def main() -> None:
           f"{called} steps onto a call whose arguments the calling line tells, "
           f"{after_callee} steps from a return to a caller whose line says whether it can return, "
           f"{comprehension_results} comprehension returns whose value the shown values tell, "
-          f"{cannot_raise} steps from a line whose computed value says it raised nothing)")
+          f"{cannot_raise} steps from a line whose computed value says it raised nothing, "
+          f"{attributes} steps after which an object's new text is known from an attribute update)")
     for item in refused_values[:20] + refused_stacks[:20] + refused_names[:20] + refused_frames[:20]:
         print("  ", repr(item))
 

@@ -38,14 +38,7 @@ since() { echo "$(( $(date +%s) - START ))s"; }
 source scripts/gpu/setup.sh
 echo "ready at $(since), $CORES cores"
 
-# --- the sandbox for the builds
-for f in .gpubin/*.deb; do dpkg -x "$f" /tmp/gpubin; done
-if [ -x /tmp/gpubin/usr/bin/bwrap ]; then
-    export NDB_BWRAP=/tmp/gpubin/usr/bin/bwrap LD_LIBRARY_PATH=/tmp/gpubin/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-fi
-printf 'def f(x):\n    return x + 1\n' > /tmp/probe.py
-if "${NDB[@]}" trace /tmp/probe.py --entry "f(1)" > /tmp/probe.out 2>&1; then echo "sandbox: bubblewrap works here"
-else echo "sandbox: refused here ($(tail -n 1 /tmp/probe.out)); the builds run NDB_NO_SANDBOX=1"; export NDB_NO_SANDBOX=1; fi
+setup_sandbox
 
 # --- a checkpoint that reads trace format 3 (one more token: <|format_v3|>)
 if [ "${FORMAT:-2}" = 3 ]; then
