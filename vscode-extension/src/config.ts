@@ -50,7 +50,7 @@ export const DEFAULT_SETTINGS: Settings = {
   engine: 'neural',
   model: '',
   worker: '',
-  stepping: 'pdb',
+  stepping: 'debugpy',
   adapterLogFile: '',
 };
 
@@ -62,6 +62,11 @@ export function currentFileConfig(): LaunchConfig {
     program: '${file}',
     stopOnEntry: false,
   };
+}
+
+/** The configuration written into a new launch.json: the current file, with the stepping style spelled out. */
+export function newLaunchConfig(settings: Settings): LaunchConfig {
+  return { ...currentFileConfig(), stepping: settings.stepping };
 }
 
 export function callFunctionConfig(entry: string): LaunchConfig {

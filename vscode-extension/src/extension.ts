@@ -17,6 +17,7 @@ import {
   DEFAULT_SETTINGS,
   fillEmptyConfig,
   LaunchConfig,
+  newLaunchConfig,
   PythonChoice,
   Settings,
   validateConfig,
@@ -95,8 +96,8 @@ async function showAdapterError(message: string): Promise<void> {
 }
 
 class ConfigurationProvider implements vscode.DebugConfigurationProvider {
-  provideDebugConfigurations(): vscode.ProviderResult<vscode.DebugConfiguration[]> {
-    return [currentFileConfig()];
+  provideDebugConfigurations(folder: vscode.WorkspaceFolder | undefined): vscode.ProviderResult<vscode.DebugConfiguration[]> {
+    return [newLaunchConfig(readSettings(folder))];
   }
 
   resolveDebugConfiguration(folder: vscode.WorkspaceFolder | undefined,
@@ -253,7 +254,7 @@ export function activate(context: vscode.ExtensionContext): void {
     output,
     vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, provider),
     vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, {
-      provideDebugConfigurations: () => [currentFileConfig()],
+      provideDebugConfigurations: (folder) => [newLaunchConfig(readSettings(folder))],
     }, vscode.DebugConfigurationProviderTriggerKind.Dynamic),
     vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, new AdapterFactory()),
     vscode.debug.registerDebugAdapterTrackerFactory(DEBUG_TYPE, new TrackerFactory()),

@@ -165,8 +165,8 @@ describe('Python adapter through DebugClient (oracle engine)', function () {
     assert.deepEqual(values(await locals(dc)), {});
   });
 
-  it('stops on pdb-style call events with the default stepping', async () => {
-    await dc.hitBreakpoint({ program: SAMPLE, engine: 'oracle' }, { path: SAMPLE, line: LINE_CALL });
+  it('stops on call events with pdb stepping (the adapter\'s default, as the terminal debugger)', async () => {
+    await dc.hitBreakpoint({ program: SAMPLE, engine: 'oracle', stepping: 'pdb' }, { path: SAMPLE, line: LINE_CALL });
     // pdb's `s` on a line that calls stops at the call event, on the def line.
     const call = await step(dc, (c) => c.stepInRequest({ threadId: 1 }), 1);
     assert.equal(call.body.stackFrames[0].name, 'add');

@@ -13,6 +13,7 @@ import {
   expandPath,
   fillEmptyConfig,
   LaunchConfig,
+  newLaunchConfig,
   validateConfig,
 } from '../src/config';
 
@@ -49,6 +50,16 @@ describe('launch configurations', () => {
     assert.equal(defaults.engine, 'neural');
     assert.equal(defaults.model, undefined);
     assert.equal(defaults.worker, undefined);
+  });
+
+  it("debugpy's stepping is the default in VS Code: F5, new launch.json, the setting", () => {
+    assert.equal(DEFAULT_SETTINGS.stepping, 'debugpy');
+    const f5 = fillEmptyConfig({}, 'python');
+    assert.ok(f5);
+    assert.equal(applySettings(f5, DEFAULT_SETTINGS).stepping, 'debugpy');
+    assert.equal(newLaunchConfig(DEFAULT_SETTINGS).stepping, 'debugpy');
+    assert.equal(newLaunchConfig({ ...DEFAULT_SETTINGS, stepping: 'pdb' }).stepping, 'pdb');
+    assert.equal(applySettings({ ...f5, stepping: 'pdb' }, DEFAULT_SETTINGS).stepping, 'pdb');
   });
 
   it('validation explains what is wrong', () => {
@@ -135,8 +146,20 @@ describe('package.json contributions', () => {
     assert.deepEqual(debuggers[0].configurationSnippets.map((s: { label: string }) => s.label),
       ['Neural Debug: Current File', 'Neural Debug: Call a function']);
     const settings = Object.keys(manifest.contributes.configuration.properties);
-    for (const name of ['neuralDebug.pythonPath', 'neuralDebug.engine', 'neuralDebug.model', 'neuralDebug.worker']) {
+    for (const name of ['neuralDebug.pythonPath', 'neuralDebug.engine', 'neuralDebug.model', 'neuralDebug.worker', 'neuralDebug.stepping']) {
       assert.ok(settings.includes(name), `setting ${name}`);
+    }
+  });
+
+  it("defaults to debugpy's stepping in the schema, the setting, the snippets and initialConfigurations", () => {
+    assert.equal(debuggers[0].configurationAttributes.launch.properties.stepping.default, 'debugpy');
+    assert.deepEqual(debuggers[0].configurationAttributes.launch.properties.stepping.enum, ['pdb', 'debugpy']);
+    assert.equal(manifest.contributes.configuration.properties['neuralDebug.stepping'].default, 'debugpy');
+    for (const config of debuggers[0].initialConfigurations) {
+      assert.equal(config.stepping, 'debugpy', config.name);
+    }
+    for (const snippet of debuggers[0].configurationSnippets) {
+      assert.equal(snippet.body.stepping, 'debugpy', snippet.label);
     }
   });
 });
