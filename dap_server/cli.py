@@ -12,6 +12,7 @@ from model_backend.engine.follow import DEFAULT_FOLLOW_STEPS
 from model_backend.eval import commands as eval_commands
 from model_backend.model import commands as model_commands
 from model_backend.sandbox import Limits
+from mcp_server import commands as mcp_commands
 from model_backend.worker import commands as worker_commands
 
 app = typer.Typer(
@@ -29,6 +30,7 @@ bench_app = typer.Typer(help="Benchmarks (figures go to docs/benchmarks.md).", n
 backend_cli.register_bench(bench_app)
 app.add_typer(bench_app, name="bench")
 worker_commands.register(app, bench_app)
+mcp_commands.register(app)
 
 
 @bench_app.command("dap")
