@@ -23,9 +23,10 @@ from mcp_server.sessions import (
     run_engine,
     timed,
 )
+from model_backend import safe_ast
 from model_backend.engine.base import Engine, EngineError
 from model_backend.engine.infer import Inference, Proposal, check, infer_arguments, new_sessions, same_value
-from model_backend.program import Program
+from model_backend.program import Program, ProgramError, return_lines
 from model_backend.state import Action, State
 
 MAX_INFER_SHOWN = 8  # unconfirmed checked proposals listed besides the confirmed ones
@@ -63,6 +64,13 @@ def infer_inputs(program: Program, function: str, returned: str, k: int, seconds
     other proposals it did not get to, checked the same way while time is left."""
     from model_backend.engine.neural import proposer_engine
 
+    try:  # refused before a model loads
+        return_lines(program.source, function)
+        safe_ast.literal_eval(returned)
+    except ProgramError as exc:
+        raise SessionError(str(exc)) from None
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise SessionError(f"the return value must be a Python literal: {returned!r}") from None
     deadline = time.monotonic() + seconds
     engine = engines.create("neural")
     factory = (lambda: engines.create("neural")) if engine.name == "worker" else new_sessions(engine)

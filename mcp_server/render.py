@@ -68,7 +68,7 @@ def program_text(program: Program, current: int | None = None, breakpoints: froz
     out = []
     for number, code in enumerate(lines, 1):
         mark = (">" if number == current else " ") + ("*" if number in breakpoints else " ")
-        out.append(f"{mark}{number:>{width}} | {code}")
+        out.append(f"{mark} {number:>{width}} | {code}")
     if program.entry:
         out.append(f"entry: {program.entry}")
     return "\n".join(out)
