@@ -1,6 +1,7 @@
 """`ndb debug`: a pdb-like terminal debugger on the same session core as the debug adapter.
 
-Commands follow pdb (s, n, r, c, b, cl, l, ll, p, pp, w, a, q, ...) and add back-stepping: `back`
+Commands follow pdb (s, n, r, c, b, cl, l, ll, p, pp, w, a, whatis, retval, source, alias, commands,
+interact, q, ...) and add back-stepping: `back`
 (inverse step over) and `rc` (reverse continue). Works with stdin from a pipe: commands are read line by
 line, and the end of input quits. As in pdb, Ctrl-C while a command runs pauses the program where it got
 to (a long predicted `c`, say) and cancels an inference; a second Ctrl-C ends the debugger (the engine
@@ -9,9 +10,11 @@ may be cut mid-prediction). Ctrl-C at the prompt prints `--KeyboardInterrupt--` 
 
 from __future__ import annotations
 
+import ast
 import cmd
 import contextlib
 import pprint
+import re
 import shutil
 import signal
 import sys
@@ -30,6 +33,7 @@ from dap_server.core import (
     exception_parts,
 )
 from model_backend import safe_ast
+from model_backend.engine.base import CallerFrame
 from model_backend.state import State
 
 PROMPT = "(ndb) "
@@ -50,6 +54,9 @@ class TerminalDebugger(cmd.Cmd):
         self.frame_id = 1  # the frame `up`/`down` selected (1: the innermost); reset at every stop
         self.temporary: set[int] = set()  # numbers of tbreak breakpoints not hit yet
         self.displays: dict[str, str] = {}  # `display` expressions -> what was last shown for them
+        self.aliases: dict[str, str] = {}  # `alias NAME COMMAND`
+        self.bp_commands: dict[int, list[str]] = {}  # `commands N`: run when breakpoint N stops the program
+        self._resume: str | None = None  # a breakpoint's resuming command (continue, next, ...), run next
         self.quitting = False
         self.infer_seconds = INFER_SECONDS
         self._cancel = threading.Event()  # Ctrl-C during an inference
@@ -93,15 +100,19 @@ class TerminalDebugger(cmd.Cmd):
             self.say("Use 'back' or 'rc' to go back in time, 'restart' to start again, 'q' to quit.")
             return
         state = stop.state
+        silent = False
         if stop.reason == "breakpoint" and stop.breakpoint_ids:
-            self.say(f"Breakpoint {', '.join(str(i) for i in stop.breakpoint_ids)} at line {state.line}")
+            if not any(self.bp_commands.get(n, [""])[0] == "silent" for n in stop.breakpoint_ids):
+                self.say(f"Breakpoint {', '.join(str(i) for i in stop.breakpoint_ids)} at line {state.line}")
             path = self.core.program.path if self.core.program else "<program>"
             for number in stop.breakpoint_ids:
                 if number in self.temporary:  # a tbreak: gone once hit, as in pdb
                     self.temporary.discard(number)
                     self.core.breakpoints.remove_id(number)
                     self.say(f"Deleted breakpoint {number} at {path}:{state.line}")
-        self.print_location(state)
+            silent = self._run_bp_commands(stop.breakpoint_ids)
+        if not silent:
+            self.print_location(state)
         self._list_next = None
         for expression, old_text in self.displays.items():  # as pdb: only those whose value changed
             text = self._display_text(expression)
@@ -156,6 +167,13 @@ class TerminalDebugger(cmd.Cmd):
         return False
 
     def onecmd(self, line: str) -> bool:
+        done = self._one(line)
+        while self._resume is not None and not done:  # a breakpoint's commands ended with continue, next, ...
+            line, self._resume = self._resume, None
+            done = self._one(self.precmd_alias(line))
+        return done
+
+    def _one(self, line: str) -> bool:
         try:
             with self._ctrl_c_pauses():
                 return bool(super().onecmd(line))
@@ -197,7 +215,27 @@ class TerminalDebugger(cmd.Cmd):
             return line
         if self.echo:
             self.out.write(line.rstrip("\n") + "\n")  # a transcript of piped input reads like a session
-        return line.strip()
+        return self.precmd_alias(line.strip())
+
+    def precmd_alias(self, line: str) -> str:
+        """As pdb: an alias at the start of the line is replaced (%1, %2, ... its arguments, %* all of
+        them), repeatedly; then `;;` separates commands (except in an alias definition)."""
+        args = line.split()
+        for _ in range(MAX_ALIAS_DEPTH):
+            if not args or args[0] not in self.aliases:
+                break
+            line = self.aliases[args[0]]
+            for number, value in enumerate(args[1:], start=1):
+                line = line.replace(f"%{number}", value)
+            line = line.replace("%*", " ".join(args[1:]))
+            args = line.split()
+        else:
+            self.error(f"alias {args[0]!r} expands into itself")
+            return ""
+        if args and args[0] != "alias" and (marker := line.find(";;")) >= 0:
+            self.cmdqueue.append(line[marker + 2:].lstrip())
+            line = line[:marker].rstrip()
+        return line
 
     def do_EOF(self, arg: str) -> bool:
         """End of input: quit."""
@@ -523,9 +561,8 @@ class TerminalDebugger(cmd.Cmd):
             return False
         state = self.core.state
         if self.frame_id != 1:
-            caller = self.core.caller_frame(self.frame_id)
+            caller = self._selected_caller()
             if caller is None:
-                self.error("only the innermost frame's variables are known in this state")
                 return False
             for name, value in caller.locals.items():
                 self.say(f"{name} = {value}")
@@ -543,6 +580,14 @@ class TerminalDebugger(cmd.Cmd):
         return False
 
     do_a = do_locals = do_args
+
+    def _selected_caller(self) -> CallerFrame | None:
+        """The variables of the frame `up` selected; None, and an error said, when the engine does not
+        know them."""
+        caller = self.core.caller_frame(self.frame_id)
+        if caller is None:
+            self.error("only the innermost frame's variables are known in this state")
+        return caller
 
     def _display_text(self, expression: str) -> str:
         try:
@@ -685,6 +730,168 @@ class TerminalDebugger(cmd.Cmd):
         self.say(inference_verdict(result))
         return False
 
+    def do_whatis(self, arg: str) -> bool:
+        """whatis EXPR: print the type of an expression's value (Function f, Class C, <class 'int'>)."""
+        if not arg.strip():
+            self.error("usage: whatis EXPR")
+            return False
+        self.say(_type_text(self.core.evaluate(arg, self.frame_id)))
+        return False
+
+    def do_retval(self, arg: str) -> bool:
+        """retval / rv: print the value the current function returns (at its return event)."""
+        state = self.core.state
+        if self.frame_id != 1 or state.event != "return" or state.value is None:
+            self.error("Not yet returned!")
+            return False
+        self.say(state.value)
+        return False
+
+    do_rv = do_retval
+
+    def do_source(self, arg: str) -> bool:
+        """source NAME: show the source of the program's function or class NAME (Class.method too)."""
+        name = arg.strip()
+        span = _definition_span(self.core.program.source if self.core.program else "", name) if name else None
+        if span is None:
+            self.error("could not get source code" if name else "usage: source NAME")
+            return False
+        self._print_lines(span[0], span[1], self._current_line())
+        return False
+
+    def do_alias(self, arg: str) -> bool:
+        """alias [NAME [COMMAND]]: make NAME run COMMAND (%1, %2, ... its arguments, %* all of them);
+        alias NAME: show it; no argument: list the aliases."""
+        args = arg.split()
+        if not args:
+            for name in sorted(self.aliases):
+                self.say(f"{name} = {self.aliases[name]}")
+            return False
+        if len(args) == 1:
+            if args[0] in self.aliases:
+                self.say(f"{args[0]} = {self.aliases[args[0]]}")
+            else:
+                self.error(f"Unknown alias '{args[0]}'")
+            return False
+        self.aliases[args[0]] = arg.strip()[len(args[0]):].strip()
+        return False
+
+    def do_unalias(self, arg: str) -> bool:
+        """unalias NAME: delete the alias NAME."""
+        args = arg.split()
+        if not args:
+            self.error("usage: unalias NAME")
+        elif self.aliases.pop(args[0], None) is None:
+            self.error(f"Unknown alias '{args[0]}'")
+        return False
+
+    def do_commands(self, arg: str) -> bool:
+        """commands [N]: the commands to run when breakpoint N (default: the last one set) stops the
+        program, one a line, ended by `end`. `silent` leaves out the location; a command that resumes
+        (continue, step, next, return, until, jump, quit) ends the list and runs after the others."""
+        numbers = [b.id for b in self.core.breakpoints.items if b.id is not None]
+        text = arg.strip()
+        if text and not text.isdigit():
+            self.error(f"Usage: commands [bnum]  ({text!r} is not a breakpoint number)")
+            return False
+        number = int(text) if text else (max(numbers) if numbers else None)
+        if number is None or number not in numbers:
+            self.error(f"Breakpoint {number} does not exist" if number is not None else "No breakpoints")
+            return False
+        lines: list[str] = []
+        while True:
+            if self.cmdqueue:
+                line = self.cmdqueue.pop(0)
+            else:
+                self.out.write("(com) ")
+                self.out.flush()
+                line = self.stdin.readline()
+                if not line:
+                    break
+                if self.echo:
+                    self.out.write(line.rstrip("\n") + "\n")
+            line = line.strip()
+            if not line:
+                continue
+            if line == "end":
+                break
+            lines.append(line)
+            if line.split()[0] in RESUMING:
+                break
+        if lines:
+            self.bp_commands[number] = lines
+        else:
+            self.bp_commands.pop(number, None)
+        return False
+
+    def _run_bp_commands(self, numbers: list[int]) -> bool:
+        """Run the commands of the breakpoints that stopped the program; True when one says `silent`.
+        A resuming command among them runs after the location is shown (self._resume)."""
+        silent = False
+        for number in numbers:
+            for line in self.bp_commands.get(number, []):
+                word = line.split()[0]
+                if word == "silent":
+                    silent = True
+                elif word in RESUMING:
+                    self._resume = line
+                    return silent
+                else:
+                    self._one(self.precmd_alias(line))
+        return silent
+
+    def do_interact(self, arg: str) -> bool:
+        """interact: a Python prompt over the current frame's variables, ended by Ctrl-D, exit() or quit().
+        Expressions are evaluated as p evaluates them (the program's code never runs). On the oracle
+        engine an assignment binds a name of this prompt only (as pdb's interact: the program's variables
+        keep their values); on the neural engine the prompt is read-only."""
+        if self.core.exited:
+            self.error("The program has exited: there are no variables.")
+            return False
+        from dap_server.evaluator import EvalError, Evaluator
+
+        if self.frame_id != 1:
+            caller = self._selected_caller()
+            if caller is None:
+                return False
+            raw, attributes = dict(caller.locals), caller.attributes
+        else:
+            raw, attributes = self.core.eval_names(), self.core.object_attributes()
+        read_only = self.core.engine_name != "oracle"
+        own: dict[str, str] = {}
+        self.say("*interactive*" + ("  (read-only: the values are the model's predictions)" if read_only else ""))
+        while True:
+            self.out.write(">>> ")
+            self.out.flush()
+            line = self.stdin.readline()
+            if not line:
+                self.say("")
+                break
+            if self.echo:
+                self.out.write(line.rstrip("\n") + "\n")
+            text = line.strip()
+            if not text:
+                continue
+            if text in ("exit()", "quit()", "exit", "quit"):
+                break
+            target, value_text = _assignment(text)
+            try:
+                if target is not None and value_text is not None:
+                    if read_only:
+                        self.error("read-only: on the neural engine interact evaluates expressions, it binds no names")
+                        continue
+                    value = Evaluator({**raw, **own}, attributes=attributes).evaluate(value_text)
+                    own[target] = _show(value)
+                    continue
+                value = Evaluator({**raw, **own}, attributes=attributes).evaluate(text)
+            except EvalError as exc:
+                self.error(str(exc))
+                continue
+            if value is not None:
+                self.say(_show(value))
+        self.say("now exiting InteractiveConsole...")
+        return False
+
     def do_help(self, arg: str) -> bool | None:
         """h(elp) [COMMAND]: list the commands, or show one command's help."""
         if arg.strip() in _ALIASES:
@@ -702,7 +909,12 @@ class TerminalDebugger(cmd.Cmd):
 
 _ALIASES = {"s": "step", "n": "next", "r": "return", "c": "continue", "cont": "continue", "b": "break",
             "cl": "clear", "l": "list", "ll": "longlist", "w": "where", "bt": "where", "q": "quit",
-            "exit": "quit", "a": "args", "locals": "args", "h": "help", "bs": "back", "run": "restart", "u": "up", "d": "down", "j": "jump"}
+            "exit": "quit", "a": "args", "locals": "args", "h": "help", "bs": "back", "run": "restart", "u": "up", "d": "down", "j": "jump",
+            "rv": "retval"}
+# Commands that make the program go on: they end a breakpoint's `commands` list, as in pdb.
+RESUMING = {"c", "cont", "continue", "s", "step", "n", "next", "r", "return", "unt", "until", "j", "jump", "q", "quit",
+            "exit", "back", "bs", "rc", "restart", "run"}
+MAX_ALIAS_DEPTH = 20
 
 _SUMMARY = [
     ("s(tep)", "step into: next line, entering calls"),
@@ -722,6 +934,12 @@ _SUMMARY = [
     ("l(ist) [FIRST[, LAST]]", "show source around the current line (-> current, B breakpoint)"),
     ("ll", "show the whole current function"),
     ("p EXPR / pp EXPR", "print / pretty-print an expression's value"),
+    ("whatis EXPR", "print the type of an expression's value"),
+    ("retval / rv", "print the current function's return value (at its return)"),
+    ("source NAME", "show the source of a function or class of the program"),
+    ("interact", "a Python prompt over the variables (the program never runs)"),
+    ("alias / unalias", "name a command line (%1 %2 ... %*) / drop the name"),
+    ("commands [N]", "commands run when breakpoint N stops the program (end: end)"),
     ("a(rgs)", "show the current frame's variables"),
     ("set NAME = VALUE", "change a variable (also !NAME = VALUE)"),
     ("w(here) / bt", "show the call stack (> marks the selected frame)"),
@@ -765,6 +983,57 @@ def _show(value: Any) -> str:
     from dap_server.values import show
 
     return show(value)
+
+
+def _type_text(value: Any) -> str:
+    """What pdb's whatis says of a value: Function f, Method m, Class M.C, or its type."""
+    from dap_server.values import Opaque, Record
+
+    if isinstance(value, Opaque):
+        text = value.text
+        for pattern, kind in ((r"<function (?:[\w.]+\.)?(\w+)", "Function"), (r"<bound method (?:[\w.]+\.)?(\w+)", "Method"),
+                              (r"<class '([\w.]+)'>", "Class"), (r"<class ([\w.]+)>", "Class")):
+            if (m := re.match(pattern, text)) is not None:
+                name = m.group(1)
+                return f"{kind} {name if '.' in name or kind != 'Class' else '__main__.' + name}"
+        if (m := re.match(r"<([\w.]+) object", text)) is not None:
+            return f"<class '{m.group(1)}'>"
+        return "<class 'object'>"
+    if isinstance(value, Record):
+        return f"<class '__main__.{value.name}'>"
+    return str(type(value))
+
+
+def _definition_span(source: str, name: str) -> tuple[int, int] | None:
+    """The lines (decorators included) of the function or class `name` (`C.method` for a member)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    path = name.split(".")
+    scopes: list[ast.AST] = [tree]
+    found: ast.AST | None = None
+    for part in path:
+        found = None
+        for scope in scopes:
+            for node in ast.walk(scope):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == part:
+                    found = node
+                    break
+            if found is not None:
+                break
+        if found is None:
+            return None
+        scopes = [found]
+    assert isinstance(found, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    first = min([found.lineno, *(d.lineno for d in found.decorator_list)])
+    return first, found.end_lineno or found.lineno
+
+
+def _assignment(text: str) -> tuple[str | None, str | None]:
+    """`NAME = EXPR` -> (NAME, EXPR); anything else (None, None)."""
+    m = re.match(r"^([A-Za-z_]\w*)\s*=(?!=)\s*(.+)$", text)
+    return (m.group(1), m.group(2)) if m else (None, None)
 
 
 def _parse_line(text: str) -> int | None:

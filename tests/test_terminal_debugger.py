@@ -280,3 +280,85 @@ def test_the_readme_demo_script_runs_without_an_error() -> None:
     assert "***" not in out, out
     assert "Deleted breakpoint 1" in out
     assert "The program exited: normal" in out
+
+
+def test_whatis_retval_and_source(program: Path) -> None:
+    code, out = debug(program, "\n".join([
+        "b 3", "c", "whatis result", "whatis [n]", "retval", "r", "retval", "rv", "source square",
+        "source nothing", "q",
+    ]) + "\n")
+    assert code == 0
+    assert "(ndb) whatis result\n<class 'int'>\n" in out
+    assert "(ndb) whatis [n]\n<class 'list'>\n" in out
+    assert "(ndb) retval\n*** Not yet returned!\n" in out  # at a line, as pdb
+    assert "(ndb) retval\n1\n(ndb) rv\n1\n" in out  # at square's return event
+    assert "(ndb) source square\n   1    \tdef square(n):\n   2    \t    result = n * n\n   3 B->\t    return result\n" in out
+    assert "(ndb) source nothing\n*** could not get source code\n" in out
+
+
+def test_whatis_names_functions_and_classes(tmp_path: Path) -> None:
+    path = tmp_path / "k.py"
+    path.write_text("class K:\n    def m(self):\n        return 1\n\n\ndef f():\n    return 2\n\n\nk = K()\nx = f()\n")
+    code, out = debug(path, "b 11\nc\nwhatis f\nwhatis K\nwhatis k\nsource K.m\nq\n")
+    assert code == 0
+    assert "(ndb) whatis f\nFunction f\n" in out
+    assert "(ndb) whatis K\nClass __main__.K\n" in out
+    assert "(ndb) whatis k\n<class '__main__.K'>\n" in out
+    assert "(ndb) source K.m\n   2    \t    def m(self):\n   3    \t        return 1\n" in out
+
+
+def test_alias_unalias_and_double_semicolons(program: Path) -> None:
+    code, out = debug(program, "\n".join([
+        "alias pa p %1 + %2", "alias ps p %*", "alias", "alias pa", "b 9", "c", "pa acc v", "ps [acc, v]",
+        "unalias pa", "pa acc v", "alias nope", "p 1 ;; p 2", "q",
+    ]) + "\n")
+    assert code == 0
+    assert "(ndb) alias\npa = p %1 + %2\nps = p %*\n" in out
+    assert "(ndb) alias pa\npa = p %1 + %2\n" in out
+    assert "(ndb) pa acc v\n1\n" in out  # acc 0, v 1
+    assert "(ndb) ps [acc, v]\n[0, 1]\n" in out
+    assert "(ndb) pa acc v\n*** Unknown command 'pa'" in out
+    assert "(ndb) alias nope\n*** Unknown alias 'nope'\n" in out
+    assert "(ndb) p 1 ;; p 2\n1\np 2\n2\n" in out
+
+
+def test_commands_run_when_their_breakpoint_stops(program: Path) -> None:
+    code, out = debug(program, "\n".join([
+        "b 2", "commands", "silent", "p n", "continue", "b 10", "commands 2", "p acc", "end", "c", "q",
+    ]) + "\n")
+    assert code == 0
+    assert "(com) silent\n(com) p n\n(com) continue\n" in out
+    # breakpoint 1 prints only n, silently, and goes on, three times; breakpoint 2 prints acc, then where
+    assert "(ndb) c\n1\n2\n3\nBreakpoint 2 at line 10\n14\n" in out
+    assert out.count("(2)square()") == 0
+    assert f"> {program.resolve()}(10)total()\n-> return acc" in out
+
+
+def test_commands_without_lines_clear_and_need_a_breakpoint(program: Path) -> None:
+    code, out = debug(program, "commands\nb 2\ncommands 1\np n\nend\ncommands 1\nend\nc\ncommands 7\nq\n")
+    assert code == 0
+    assert "(ndb) commands\n*** No breakpoints\n" in out
+    assert "(ndb) c\nBreakpoint 1 at line 2\n" in out
+    assert "(ndb) c\nBreakpoint 1 at line 2\n1\n" not in out  # cleared by the empty list
+    assert "*** Breakpoint 7 does not exist" in out
+
+
+def test_interact_evaluates_and_binds_its_own_names_only(program: Path) -> None:
+    code, out = debug(program, "b 9\nc\ninteract\nacc + v\nw = v * 10\nw + 1\nsquare(2)\nexit()\np v\np w\nq\n")
+    assert code == 0
+    assert "(ndb) interact\n*interactive*\n>>> acc + v\n1\n>>> w = v * 10\n>>> w + 1\n11\n" in out
+    assert ">>> square(2)\n*** 'square' is a variable of the program; calling it would run the program" in out
+    assert "now exiting InteractiveConsole...\n(ndb) p v\n1\n(ndb) p w\n*** name 'w' is not defined" in out
+
+
+def test_interact_is_read_only_on_the_neural_engine(program: Path) -> None:
+    from model_backend.engine.oracle import OracleEngine
+
+    out = io.StringIO()
+    commands = "b 9\nc\ninteract\nacc + v\nw = 5\n"  # the end of input ends the prompt, then the debugger
+    code = run_terminal(str(program), None, "neural", None, None, stdin=io.StringIO(commands), stdout=out,
+                        engine_factory=lambda name, model, worker: OracleEngine())
+    text = out.getvalue()
+    assert code == 0
+    assert "*interactive*  (read-only: the values are the model's predictions)\n>>> acc + v\n1\n" in text
+    assert ">>> w = 5\n*** read-only: on the neural engine interact evaluates expressions, it binds no names\n" in text
