@@ -66,6 +66,7 @@ class Step:
     action: Action | None = None
     breakpoints: frozenset[int] = frozenset()
     assignment: tuple[str, str] | None = None  # (name, value text) of a set_variable
+    output: str = ""  # what the program printed up to this state (set by Session.record)
 
 
 @dataclass
@@ -84,6 +85,13 @@ class Session:
         return self.trajectory[-1].state
 
     def record(self, step: Step, cap: int) -> None:
+        """Append a step, with the program's output up to its state: a step back returns to the output
+        of the last visit of the state it reaches (an unknown state keeps the output as it was)."""
+        before = self.trajectory[-1].output if self.trajectory else ""
+        if step.action is not None and step.action.is_inverse:
+            step.output = next((s.output for s in reversed(self.trajectory) if s.state == step.state), before)
+        else:
+            step.output = before + step.state.stdout
         self.trajectory.append(step)
         del self.trajectory[:-cap]
 

@@ -20,7 +20,7 @@ from pydantic import Field
 from dap_server.evaluator import EvalError, Evaluator
 from dap_server.values import show
 from mcp_server import queries
-from mcp_server.render import program_text, state_text, trajectory_text
+from mcp_server.render import MAX_OUTPUT_CHARS, cut, program_text, state_text, trajectory_text
 from mcp_server.sessions import (
     EngineConfig,
     EngineName,
@@ -116,9 +116,9 @@ def build_server(limits: Limits, engines: EngineConfig, **settings: object) -> t
     def state(session: SessionId) -> str:
         """The current state: line, locals, stack, what the last step printed, confidences."""
         def body(s: Session) -> str:
-            printed = "".join(step.state.stdout for step in s.trajectory)
+            printed = s.trajectory[-1].output
             text = f"{s.engine_name} session, step {len(s.trajectory) - 1}\n{state_text(s.state)}"
-            return text + (f"\noutput so far: {printed!r}" if printed else "")
+            return text + (f"\noutput so far: {cut(repr(printed), MAX_OUTPUT_CHARS)}" if printed else "")
         return using(session, body)
 
     @mcp.tool()

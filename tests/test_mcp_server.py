@@ -34,6 +34,7 @@ SOURCE = """def f(xs):
 def double(n):
     return n * 2
 """
+PRINTS = "def p(n):\n    for i in range(n):\n        print(i)\n    return n\n"
 
 
 @asynccontextmanager
@@ -115,6 +116,12 @@ def test_every_session_tool_over_stdio_on_the_oracle() -> None:
             assert "oracle: its states are the real ones" in await refused(client, "compare", session=sid)
             assert (await call(client, "end", session=sid)).startswith(f"ended session {sid} after 7 steps")
             assert "no session" in await refused(client, "state", session=sid)
+
+            printing, _ = await start(client, source=PRINTS, entry="p(3)", engine="oracle")
+            await call(client, "step", session=printing, count=5)
+            assert (await call(client, "state", session=printing)).endswith("output so far: '0\\n1\\n'")
+            await call(client, "step", session=printing, action="inv_step_over", count=2)
+            assert (await call(client, "state", session=printing)).endswith("output so far: '0\\n'")
 
             raised = await call(client, "predict_return", source=SOURCE, call="f([1, 0])", engine="oracle")
             assert raised.startswith("f([1, 0]) raises ZeroDivisionError")
