@@ -225,11 +225,12 @@ class BreakpointTable:
         return next((b for b in self.items if b.id == number), None)
 
     def reached(self, line: int | None, names: dict[str, str], count: bool = True,
-                attributes: dict[str, dict[str, str]] | None = None) -> Hit:
+                attributes: dict[str, dict[str, str]] | None = None, error_stops: bool = True) -> Hit:
         """Execution reached `line` with `names` as its locals: which breakpoints fire, and logs.
 
         Order per breakpoint, as debugpy does: condition, then hit count, then log message. A condition
-        that cannot be evaluated stops (as pdb does), with the error. With `count=False` (reverse
+        that cannot be evaluated stops (as pdb does), with the error; with `error_stops=False` it does not
+        (as debugpy: the error is reported, the breakpoint passed). With `count=False` (reverse
         execution) hit counts are neither updated nor checked and log points stay silent.
         """
         result = Hit(stop=False)
@@ -240,7 +241,7 @@ class BreakpointTable:
                     ok = bool(evaluator.evaluate(bp.condition))
                 except EvalError as exc:
                     result.errors.append(f"error in condition {bp.condition!r} of breakpoint at line {line}: {exc}")
-                    ok = True
+                    ok = error_stops
                 if not ok:
                     continue
             if count:

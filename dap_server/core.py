@@ -91,6 +91,15 @@ class Stop:
         return self.state.event == "exit"
 
 
+FrameKey = tuple[tuple[tuple[str, int], ...], str]
+
+
+def frame_key(state: State) -> FrameKey:
+    """A frame while it lives: its callers with their call lines, and its function."""
+    callers = tuple((f.function, f.line) for f in state.stack[:-1])
+    return callers, state.function or (state.stack[-1].function if state.stack else "<module>")
+
+
 @dataclass
 class Frame:
     id: int  # 1 = innermost
@@ -183,7 +192,12 @@ class DebugCore:
         self.breakpoints = BreakpointTable()
         self.exception_filters: set[str] = set()
         self._state: State | None = None
-        self.returned: tuple[str, str] | None = None  # debugpy style: the return value just stepped past
+        # debugpy style: the values returned into each live frame while stepping, by function name, shown in
+        # that frame as "(return) f" (pydevd keeps them in the frame while it lives); see _note_return.
+        self.returned: dict[FrameKey, dict[str, str]] = {}
+        # debugpy style, at a callee's return event (the engine's state): the caller shown on its call line,
+        # as debugpy stops there, and what the engine knows of that frame (see _call_line_stop).
+        self._call_line: tuple[State, CallerFrame] | None = None
         self._uncaught_reported: tuple[Any, ...] | None = None
         # Set from another thread to pause the command that runs (the DAP pause request, Ctrl-C in the
         # terminal); whoever starts a command clears it first. Shared with the engine (Engine.interrupt).
@@ -227,8 +241,9 @@ class DebugCore:
         except Exception as exc:
             raise CoreError(f"the {self.engine_name} engine could not start the program: {exc}") from None
         self._state = state
+        self._call_line = None
         self._uncaught_reported = None
-        self.returned = None
+        self.returned.clear()
         for bp in self.breakpoints.items:
             bp.hits = 0
         outputs = [Output("console", self.banner() + "\n")]
@@ -271,9 +286,10 @@ class DebugCore:
 
     @property
     def state(self) -> State:
+        """The state shown: the engine's, or (debugpy style) the caller on its call line after a return."""
         if self._state is None:
             raise CoreError("no program is running (launch one first)")
-        return self._state
+        return self._call_line[0] if self._call_line is not None else self._state
 
     @property
     def exited(self) -> bool:
@@ -310,15 +326,20 @@ class DebugCore:
             raise CoreError(f"unknown step {kind!r}")
         if self.engine is None or self._state is None:
             raise CoreError("no program is running (launch one first)")
+        on_call_line, self._call_line = self._call_line, None
         if kind in ("stepBack", "reverseContinue"):
-            self.returned = None
+            self.returned.clear()
             return self._reverse(kind)
-        self.returned = None
         if self._state.event == "exit":
             raise CoreError("the program has exited; step back, restart or quit")
+        if on_call_line is not None and kind != "continue":
+            return self._from_call_line(kind, on_call_line[0])
+        # From the caller shown on its call line, that is where the command starts (for the uncaught filter,
+        # an error exit is reported at its raise point unless the command started on that chain).
+        shown = on_call_line[0] if on_call_line is not None else None
         if kind == "continue" and "raised" in self.exception_filters:
-            return self._continue_watching_exceptions()
-        return self._forward(kind)
+            return self._continue_watching_exceptions(shown)
+        return self._forward(kind, shown)
 
     def until(self, line: int | None = None) -> Stop:
         """pdb's `until [LINE]`: step over until a line of the current frame greater than the current one
@@ -328,11 +349,12 @@ class DebugCore:
             raise CoreError("no program is running (launch one first)")
         if self._state.event == "exit":
             raise CoreError("the program has exited; step back, restart or quit")
+        if self._call_line is not None:
+            raise CoreError("the caller is still on its call line: step first")
         start = self._state
         if start.line is None or (line is not None and line <= start.line):
             raise CoreError(f"the line must be greater than the current one ({start.line})")
         target = line if line is not None else start.line + 1
-        self.returned = None
 
         def body(outputs: list[Output]) -> Stop:
             previous = start
@@ -390,6 +412,7 @@ class DebugCore:
             self.engine.live_breakpoints = None
             self._step_lines = frozenset(seen)
         self._state = state
+        self._call_line = None
         drain = getattr(self.engine, "drain_notices", None)  # e.g. the model worker client's reconnections
         if drain is not None:
             outputs.extend(Output("console", f"{note}\n") for note in drain())
@@ -417,7 +440,8 @@ class DebugCore:
         if state.event != "line" or state.line not in self.breakpoints.active_lines():
             return Hit(stop=False)
         hit = self.breakpoints.reached(state.line, self.eval_names(state), count=count,
-                                       attributes=self.object_attributes(state))
+                                       attributes=self.object_attributes(state),
+                                       error_stops=self.stepping != "debugpy")
         outputs.extend(Output("console", text + "\n") for text in hit.logs)
         outputs.extend(Output("stderr", text + "\n") for text in hit.errors)
         return hit
@@ -430,10 +454,15 @@ class DebugCore:
             return "step", f"Return from {state.function}", None
         return "step", None, None
 
-    def _forward(self, kind: str) -> Stop:
+    def _forward(self, kind: str, shown: State | None = None) -> Stop:
         def body(outputs: list[Output]) -> Stop:
-            start = self.state
+            start = shown or self.state
             depth = start.depth
+            if self.stepping == "debugpy" and kind == "next" and start.event == "line":
+                # debugpy's step over: the calls the line makes are passed with step_return, so that their
+                # return events are seen (their values are shown as "(return) f")
+                state = self._engine_step("step_into", outputs)
+                return self._walk_like_debugpy(kind, depth, state, outputs, start)
             action: ActionKind = {
                 "next": "step_over", "stepIn": "step_into", "stepOut": "step_return", "continue": "continue"
             }[kind]  # type: ignore[assignment]
@@ -453,7 +482,7 @@ class DebugCore:
                     return paused
                 if self._natural(kind, depth, state, resuming) or _key(state) == _key(previous):
                     if self.stepping == "debugpy" and kind != "continue" and state.event != "line":
-                        return self._to_line_like_debugpy(kind, depth, state, outputs, start)
+                        return self._walk_like_debugpy(kind, depth, state, outputs, start)
                     reason, description, text = self._stop_reason(state)
                     return Stop(reason, state, outputs, description=description, text=text)
                 previous, resuming = state, True
@@ -468,49 +497,144 @@ class DebugCore:
 
         return self._guarded(body)
 
-    def _to_line_like_debugpy(self, kind: str, depth: int, state: State, outputs: list[Output],
-                              start: State) -> Stop:
-        """debugpy stops only on lines: go on from a call, return or exception event to a line event.
+    def _walk_like_debugpy(self, kind: str, depth: int, state: State, outputs: list[Output],
+                           start: State) -> Stop:
+        """debugpy (pydevd) stops on line events, and in a caller still on its call line at a return event;
+        go on from `state` (a call, return or exception event, or the caller's next event after such a
+        stop) until debugpy would stop. `depth` is the depth of the frame the command started in.
 
-        From a call event: into the body (step_into). From a return event after next/stepIn: step_into,
-        which reaches the caller's next line or the first line of a function called next on the same line
-        (as debugpy's step over a return does). stepOut goes on to the first line above the frame it
-        started in. Exception events are passed unless the "raised" filter is on. Breakpoints still stop.
+        stepIn: the next line event, or the next return event into a caller (shown on its call line).
+        next: a line of the starting frame or above; past the frame's own return event, as stepIn.
+        stepOut: the return event of the starting frame (the caller shown on its call line). Calls are
+        passed with step_return, exception events unless the "raised" filter is on. Breakpoints stop.
         """
-        previous = state
+        mode = {"stepIn": "into", "next": "over", "stepOut": "out"}[kind]
+        previous: State | None = None
         for _ in range(self.cap):
-            if state.event == "exit":
-                return self._finish_exit(state, outputs, start)
             if state.error:
                 return Stop("step", state, outputs, description="Prediction failed")
-            if state.event == "return" and state.value is not None and state.function:
-                self.returned = (state.function, state.value)  # shown as "(return) f" at the next stop
+            if state.event == "exit":
+                return self._finish_exit(state, outputs, start)
             if state.event == "line":
                 hit = self._reached(state, outputs)
                 if hit.stop:
                     return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint")
-                if kind != "stepOut" or state.depth < depth:
+                if mode == "into" or state.depth < depth or (mode == "over" and state.depth == depth):
                     return Stop("step", state, outputs)
             elif state.event == "exception" and "raised" in self.exception_filters:
                 reason, description, text = self._stop_reason(state)
                 return Stop(reason, state, outputs, description=description, text=text)
+            elif state.event == "call" and not self._generator(state):
+                self.returned.pop(frame_key(state), None)  # a new frame: nothing returned into it yet
+            elif state.event == "return":
+                self._note_return(state)
+                if mode == "into" or (mode == "out" and state.depth <= depth):
+                    stop = self._call_line_stop(state, outputs)
+                    if stop is not None:
+                        return stop
+                if mode == "over" and state.depth <= depth:
+                    mode = "into"  # pydevd: a step over that leaves its frame goes on as a step into
             if (paused := self._paused(state, outputs)) is not None:
                 return paused
-            action: ActionKind
-            if kind == "stepOut":
-                if state.event == "return":
-                    action = "step_over"
-                elif state.depth >= depth:
-                    action = "step_return"
-                else:
-                    action = "step_into"
-            else:
-                action = "step_into"
-            state = self._engine_step(action, outputs)
-            if _key(state) == _key(previous):
+            if previous is not None and _key(state) == _key(previous):
                 return Stop("step", state, outputs)
             previous = state
+            action: ActionKind
+            if mode == "into" or state.event == "return":
+                action = "step_into"
+            elif state.depth > depth or (mode == "out" and state.depth == depth):
+                action = "step_return"
+            else:
+                action = "step_over"
+            state = self._engine_step(action, outputs)
         return Stop("pause", state, outputs, description="Paused: too many automatic steps")
+
+    def _call_line_stop(self, returned: State, outputs: list[Output]) -> Stop | None:
+        """At a return event into a caller, the stop debugpy makes there: the caller's frame on its call
+        line, its locals as they are at that moment (the engine's `call_site`: the oracle's exact frame,
+        a model engine's last state of the caller, no new prediction), the returned value as
+        `(return) f`. The engine stays at the return event. None when there is no caller (the module's
+        return) or the engine does not know it."""
+        assert self.engine is not None
+        if returned.depth < 1 or len(returned.stack) < 2:
+            return None
+        try:
+            site = self.engine.call_site()
+        except Exception:  # an engine that cannot tell: no such stop
+            site = None
+        if site is None:
+            return None
+        caller = returned.stack[-2]
+        lines = self.source_lines
+        shown = State(event="line", line=site.line, function=caller.function, locals=dict(site.locals),
+                      source=lines[site.line - 1].strip() if 0 < site.line <= len(lines) else None,
+                      stack=[*returned.stack[:-2], StackFrame(function=caller.function, line=site.line)],
+                      depth=returned.depth - 1)
+        self._call_line = (shown, site)
+        return Stop("step", shown, outputs)
+
+    def _note_return(self, state: State) -> None:
+        """A return event passed while stepping (debugpy style): its value is shown in the caller as
+        "(return) f" from now on, while the caller lives; the returning frame's own are gone."""
+        if self._generator(state):
+            return  # a yield: the frame lives on; debugpy shows no value for it
+        self.returned.pop(frame_key(state), None)
+        if state.value is not None and state.function and len(state.stack) >= 2 and self._knows_caller():
+            caller = State(event="line", function=state.stack[-2].function, stack=state.stack[:-1])
+            self.returned.setdefault(frame_key(caller), {})[self._return_name(state)] = state.value
+
+    def _generator(self, state: State) -> bool:
+        """Whether `state` is in a generator's frame (a resumption is a call event, a yield a return)."""
+        if state.function == "<genexpr>":
+            return True
+        return self.program is not None and _in_generator(self.program.source, state.function or "", state.line)
+
+    def _knows_caller(self) -> bool:
+        """Whether the engine's return event returns straight into a frame of the program (not, say, into
+        a dataclass's generated __init__), as far as the engine can tell."""
+        assert self.engine is not None
+        try:
+            return self.engine.call_site() is not None
+        except Exception:  # an engine that cannot tell: as if it did
+            return True
+
+    def _return_name(self, state: State) -> str:
+        """The name debugpy gives a returned value: `C.f` for a method found on its first argument's class
+        C (type(self).__name__ when that class's attribute is this very function), else `f`."""
+        name = state.function or "?"
+        if self.program is None or state.line is None:
+            return name
+        owner = _method_owner(self.program.source, name, state.line)
+        if owner is None:
+            return name
+        first, defining = owner
+        value = state.locals.get(first, "")
+        m = re.match(r"<(?:class '|)(?:__main__\.)?(\w+)(?:' object| object|'>)", value) or re.match(r"(\w+)\(", value)
+        cls = m.group(1) if m else None
+        if cls is None:
+            return name
+        if cls == defining or not _overrides(self.program.source, cls, name, defining):
+            return f"{cls}.{name}"
+        return name
+
+    def _returned_here(self, state: State) -> dict[str, str]:
+        """The values returned into `state`'s frame while stepping; entries of frames no longer on the
+        stack are dropped."""
+        live = {frame_key(State(event="line", function=f.function, stack=state.stack[: i + 1]))
+                for i, f in enumerate(state.stack)}
+        for key in [k for k in self.returned if k not in live]:
+            del self.returned[key]
+        return dict(self.returned.get(frame_key(state), {}))
+
+    def _from_call_line(self, kind: str, shown: State) -> Stop:
+        """next / stepIn / stepOut from the caller shown on its call line: the engine goes on from the
+        callee's return event to the caller's next event, and the command goes on from there as debugpy's
+        would from that frame (_walk_like_debugpy)."""
+        def body(outputs: list[Output]) -> Stop:
+            state = self._engine_step("step_into", outputs)
+            return self._walk_like_debugpy(kind, shown.depth, state, outputs, shown)
+
+        return self._guarded(body)
 
     def _natural(self, kind: str, depth: int, state: State, resuming: bool) -> bool:
         """Whether `state` is where the command itself stops (not a breakpoint that interrupted it).
@@ -530,15 +654,18 @@ class DebugCore:
             return state.depth <= depth
         return state.depth < depth or (state.depth == depth and state.event == "return")  # stepOut
 
-    def _continue_watching_exceptions(self) -> Stop:
+    def _continue_watching_exceptions(self, shown: State | None = None) -> Stop:
         def body(outputs: list[Output]) -> Stop:
-            start = previous = self.state
+            previous = self.state
+            start = shown or previous
             for _ in range(self.cap):
                 state = self._engine_step("step_into", outputs)
                 ended = self._ended(state, outputs, start)
                 if ended is not None:
                     return ended
-                propagating = previous.event in ("exception", "return") and previous.depth > state.depth
+                # debugpy stops again in each frame the exception passes through; pdb's rule, once a raise
+                propagating = previous.event in ("exception", "return") and previous.depth > state.depth \
+                    and self.stepping != "debugpy"
                 if state.event == "exception" and not propagating:
                     name, message = exception_parts(state.value)
                     return Stop("exception", state, outputs, description="Paused on exception",
@@ -689,8 +816,8 @@ class DebugCore:
             shown[f"(return) {state.function}"] = state.value
         if state.event == "exception" and state.value is not None:
             shown["(exception)"] = state.value
-        if self.returned is not None and state.event != "return" and state is self._state:
-            shown[f"(return) {self.returned[0]}"] = self.returned[1]
+        if self.stepping == "debugpy" and state.event != "return" and state is self.state:
+            shown.update({f"(return) {name}": value for name, value in self._returned_here(state).items()})
         return shown
 
     def module_globals(self) -> dict[str, str] | None:
@@ -705,8 +832,10 @@ class DebugCore:
     def object_attributes(self, state: State | None = None) -> dict[str, dict[str, str]]:
         """The attributes of the program's objects the current frame's names hold, where the engine knows
         them (the oracle); {} otherwise."""
-        if self.engine is None or self._state is None or (state is not None and state is not self._state):
+        if self.engine is None or self._state is None or (state is not None and state is not self.state):
             return {}
+        if self._call_line is not None:
+            return self._call_line[1].attributes
         try:
             return self.engine.object_attributes() or {}
         except Exception:  # an engine that cannot tell: objects show only their reprs
@@ -716,7 +845,7 @@ class DebugCore:
         """Names an expression may use: the locals (and, in a function on the oracle, the module globals
         its code names, which the locals shadow), plus pdb's __return__ / __exception__."""
         state = state or self.state
-        names = dict(self.module_globals() or {}) if state is self._state else {}
+        names = dict(self.module_globals() or {}) if state is self.state else {}
         names.update(state.locals)
         if state.event == "return" and state.value is not None:
             names["__return__"] = state.value
@@ -729,8 +858,9 @@ class DebugCore:
         engine knows them (the oracle does; a neural state holds only the innermost frame)."""
         if self.engine is None or frame_id < 2 or self.state.event == "exit":
             return None
+        level = frame_id if self._call_line is not None else frame_id - 1  # the engine is one frame deeper
         try:
-            return self.engine.caller_frame(frame_id - 1)
+            return self.engine.caller_frame(level)
         except Exception:  # an engine that cannot tell: the frame shows no values
             return None
 
@@ -791,12 +921,14 @@ class DebugCore:
             raise CoreError("the program has exited")
         if not 1 <= line <= len(self.source_lines):
             raise CoreError(f"line {line} is not in the program (1 to {len(self.source_lines)})")
+        if self._call_line is not None:
+            raise CoreError("the caller is still on its call line (the call has returned): step first")
         try:
             state = self.engine.goto(line)
         except Exception as exc:  # EngineError (a refused jump), or an engine that failed
             raise CoreError(str(exc)) from None
         self._state = state
-        self.returned = None
+        self.returned.clear()
         return Stop("goto", state, description=f"Jumped to line {state.line}")
 
     def set_variable(self, name: str, value_text: str, path: list[Any] | None = None) -> str:
@@ -810,6 +942,8 @@ class DebugCore:
         state = self.state
         if state.event == "exit":
             raise CoreError("the program has exited")
+        if self._call_line is not None:
+            raise CoreError("the caller is still on its call line (the call has returned): step first")
         if name not in state.locals:
             raise CoreError(f"no variable named {name!r} in the current frame")
         evaluator = Evaluator(self.eval_names(state), attributes=self.object_attributes(state))
@@ -837,6 +971,73 @@ class DebugCore:
             raise CoreError(f"could not set {name}: {new_state.error}")
         self._state = new_state
         return new_state.locals.get(name, text)
+
+
+def _in_generator(source: str, name: str, line: int | None) -> bool:
+    """Whether the function `name` whose body holds `line` is a generator (debugpy shows no "(return) f"
+    for its yields or its end)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    for f in ast.walk(tree):
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == name and line is not None \
+                and f.lineno <= line <= (f.end_lineno or f.lineno):
+            todo: list[ast.AST] = list(f.body)
+            while todo:
+                node = todo.pop()
+                if isinstance(node, (ast.Yield, ast.YieldFrom)):
+                    return True
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                    todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _method_owner(source: str, name: str, line: int) -> tuple[str, str] | None:
+    """For the method `name` whose body holds `line`: its first parameter and its class; else None."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for f in cls.body:
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == name \
+                    and f.lineno <= line <= (f.end_lineno or f.lineno) and f.args.args \
+                    and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in f.decorator_list):
+                return f.args.args[0].arg, cls.name
+    return None
+
+
+def _overrides(source: str, cls: str, name: str, defining: str) -> bool:
+    """Whether looking `name` up on class `cls` finds another function than `defining`'s: `cls` or a class
+    between them (by the program's class statements) defines it. Unknown classes count as overriding."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return True
+    classes = {c.name: c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)}
+    seen: set[str] = set()
+    todo = [cls]
+    while todo:  # depth-first along the bases: the first class that defines `name` wins, as a simple MRO
+        current = todo.pop(0)
+        if current in seen or current not in classes:
+            continue
+        seen.add(current)
+        if current == defining:
+            return False
+        node = classes[current]
+        if any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == name for f in node.body):
+            return True
+        todo[:0] = [b.id for b in node.bases if isinstance(b, ast.Name)]
+    return True
 
 
 def _is_literal(value: Any) -> bool:

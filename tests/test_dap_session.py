@@ -485,47 +485,52 @@ def test_client_with_zero_based_lines(calls: Path) -> None:
         client.close()
 
 
-TWO_CALLS = """\
-def f(a):
-    b = a * 2
-    return b + 1
-
-
-def g(a):
-    return f(a) + f(a + 1)
-
-
-x = f(1) + f(2)
-y = g(x)
-print(x, y)
-"""
-
-
-def test_debugpy_stepping_style_stops_on_lines_only(tmp_path: Path) -> None:
-    """With "stepping": "debugpy", call and return events are passed as debugpy does (checked against
-    debugpy 1.8 on this program, except stepOut: debugpy shows the caller still on the call line)."""
-    program = tmp_path / "two_calls.py"
-    program.write_text(TWO_CALLS)
+def test_debugpy_stepping_style_stops_on_lines_only() -> None:
+    """With "stepping": "debugpy", call and return events are passed as debugpy does, and a return into a
+    caller still on its call line stops there (this program's stops are checked against debugpy 1.8 in
+    tests/test_debugpy_parity.py)."""
+    program = Path(__file__).parent / "parity_programs" / "two_calls.py"  # f at 4-6, g at 9-10, calls at 13-15
     with stdio_session() as s:
         with s.launch(program, stepping="debugpy"):
-            s.set_breakpoints([10])
-        assert where(s.wait_for_stop("breakpoint")) == [("<module>", 10)]
-        assert where(s.step("stepIn")) == [("f", 2), ("<module>", 10)]  # no stop on the call event
-        assert where(s.step("next")) == [("f", 3), ("<module>", 10)]
-        assert where(s.step("next")) == [("f", 2), ("<module>", 10)]  # past the return, into f(2)
-        assert s.get_variables() == {"a": "2", "(return) f": "3"}
-        assert where(s.step("stepIn")) == [("f", 3), ("<module>", 10)]
-        assert where(s.step("stepOut")) == [("<module>", 11)]  # debugpy: ("<module>", 10)
-        assert s.get_variables()["(return) f"] == "5"
-        assert where(s.step("stepIn")) == [("g", 7), ("<module>", 11)]
-        assert where(s.step("stepIn")) == [("f", 2), ("g", 7), ("<module>", 11)]
-        s.step("next")
-        assert where(s.step("next")) == [("f", 2), ("g", 7), ("<module>", 11)]
-        assert where(s.step("next")) == [("f", 3), ("g", 7), ("<module>", 11)]
-        assert where(s.step("next")) == [("<module>", 12)]  # g's return passed too
+            s.set_breakpoints([13])
+        assert where(s.wait_for_stop("breakpoint")) == [("<module>", 13)]
+        assert where(s.step("stepIn")) == [("f", 5), ("<module>", 13)]  # no stop on the call event
+        assert where(s.step("next")) == [("f", 6), ("<module>", 13)]
+        assert where(s.step("next")) == [("f", 5), ("<module>", 13)]  # past the return, into f(2)
+        assert s.get_variables() == {"a": "2"}  # f(1)'s value is shown in the module's frame, not f(2)'s
+        assert where(s.step("stepIn")) == [("f", 6), ("<module>", 13)]
+        assert where(s.step("stepOut")) == [("<module>", 13)]  # on the call line, x not bound yet
+        shown = s.get_variables()
+        assert (shown["(return) f"], "x" in shown) == ("5", False)
+        assert where(s.step("stepIn")) == [("<module>", 14)]
+        assert where(s.step("stepIn")) == [("g", 10), ("<module>", 14)]
+        assert where(s.step("stepIn")) == [("f", 5), ("g", 10), ("<module>", 14)]
+        assert where(s.step("next")) == [("f", 6), ("g", 10), ("<module>", 14)]
+        assert where(s.step("next")) == [("f", 5), ("g", 10), ("<module>", 14)]  # past the return, into f(a + 1)
+        assert where(s.step("next")) == [("f", 6), ("g", 10), ("<module>", 14)]
+        assert where(s.step("next")) == [("<module>", 14)]  # through g's return: y not bound yet
+        assert "y" not in s.get_variables() and s.get_variables()["(return) g"] == "36"
+        assert where(s.step("next")) == [("<module>", 15)]
         assert s.get_variables()["y"] == "36"
-        s.command("next")
+        s.command("continue")
         assert s.wait_for_exit() == 0  # no stop on the module's return event
+
+
+def test_step_out_stops_on_the_call_line_and_steps_back(calls: Path) -> None:
+    """debugpy's stepOut: the caller's frame on its call line, its locals as they are then (the target
+    not bound), the value as `(return) square`; step back goes to the callee's last line."""
+    with stdio_session() as s:
+        with s.launch(calls, stepping="debugpy"):
+            s.set_breakpoints([2])
+        assert where(s.wait_for_stop("breakpoint")) == [("square", 2), ("total", 9), ("<module>", 15)]
+        stop = s.step("stepOut", "step")
+        assert where(stop) == [("total", 9), ("<module>", 15)]
+        assert s.get_variables() == {"values": "[1, 2, 3]", "acc": "0", "v": "1", "(return) square": "1"}
+        assert where(s.step("stepBack", "step")) == [("square", 3), ("total", 9), ("<module>", 15)]
+        assert s.get_variables() == {"n": "1", "result": "1"}
+        assert where(s.step("stepOut", "step")) == [("total", 9), ("<module>", 15)]
+        assert where(s.step("next", "step")) == [("total", 8), ("<module>", 15)]
+        assert s.get_variables()["acc"] == "1"
 
 
 LOOPS = """\
@@ -698,3 +703,51 @@ def test_the_follow_steps_reach_the_model_engine(calls: Path) -> None:
         seq = s.client.send("launch", {"program": str(calls), "engine": "neural", "followSteps": -1})
         response = s.client.response(seq)
         assert not response["success"] and "followSteps" in response["message"]
+
+
+def test_a_model_engine_builds_the_call_line_stop_from_its_trajectory(calls: Path) -> None:
+    """A model engine's state holds only the innermost frame: the stop on the call line comes from the
+    predicted return plus the caller's last state in the engine's trajectory (StepwiseEngine.call_site),
+    with no new prediction. Here an engine that answers like the neural one (no caller frames) replays
+    the oracle's states."""
+    from dap_server.core import DebugCore
+    from model_backend.engine.base import StepwiseEngine
+    from model_backend.engine.oracle import OracleEngine
+    from model_backend.state import Action, State
+
+    class Trajectory(OracleEngine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.history: list[State] = []
+            self.steps = 0
+
+        def start(self, program, at="entry", known_exit=None):  # type: ignore[no-untyped-def]
+            self.history = [super().start(program, at, known_exit)]
+            return self.history[-1]
+
+        def step(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> State:
+            self.steps += 1
+            self.history.append(super().step(action, breakpoints))
+            return self.history[-1]
+
+        def caller_frame(self, level: int) -> None:  # a predicted state holds only the innermost frame
+            return None
+
+        call_site = StepwiseEngine.call_site
+
+    engine = Trajectory()
+    core = DebugCore(lambda name, model, worker: engine, stepping="debugpy")
+    core.launch(str(calls), engine="neural")
+    core.set_breakpoints([{"line": 9}])
+    assert core.step("continue").state.line == 9
+    assert core.step("stepIn").state.line == 2
+    steps = engine.steps
+    stop = core.step("stepOut")
+    assert (stop.state.function, stop.state.line, stop.state.depth) == ("total", 9, 1)
+    assert [(f.function, f.line) for f in stop.state.stack] == [("<module>", 15), ("total", 9)]
+    assert core.display_locals() == {"values": "[1, 2, 3]", "acc": "0", "v": "1", "(return) square": "1"}
+    assert engine.steps - steps == 1  # the step to the return event; the stop itself asks nothing more
+    assert core.step("stepBack").state.line == 3
+    assert core.step("stepOut").state.line == 9
+    after = core.step("next").state
+    assert (after.line, after.locals["acc"]) == (8, "1")

@@ -118,6 +118,12 @@ class Engine(ABC):
         know them. A neural state holds only the innermost frame, so only the oracle answers."""
         return None
 
+    def call_site(self) -> CallerFrame | None:
+        """At a return event: the caller's frame as it is at that moment, still on its call line (the
+        assignment of the returned value not done yet), which is where debugpy shows a step out; None
+        when the engine does not know it."""
+        return self.caller_frame(1)
+
     def module_globals(self) -> dict[str, str] | None:
         """The module globals the current function's code names, as they are at this state (what `p NAME`
         means there besides the locals); None when the engine does not know them. A predicted state
@@ -176,6 +182,27 @@ class StepwiseEngine(Engine):
         if steps < 0:
             raise EngineError("the number of steps to follow cannot be negative")
         self.follow_steps = steps
+
+    def call_site(self) -> CallerFrame | None:
+        """The caller's last state in the trajectory (no new prediction): its state on the call line when
+        the trajectory holds it, else its latest state before the call."""
+        state = self.state
+        if state.depth < 1:
+            return None
+        call_line = state.stack[-2].line if len(state.stack) >= 2 else None
+        latest: State | None = None
+        for earlier in reversed(self.history[:-1]):
+            if earlier.depth < state.depth - 1 or earlier.event == "exit":
+                break
+            if earlier.depth != state.depth - 1:
+                continue
+            if earlier.event == "line" and (call_line is None or earlier.line == call_line):
+                latest = earlier
+                break
+            latest = latest or earlier
+        if latest is None or latest.line is None:
+            return None
+        return CallerFrame(line=call_line or latest.line, locals=dict(latest.locals))
 
     def _record_step(self, before: State, action: Action) -> None:
         """Keep the trail after a prediction from `before`: a forward step is added (the oldest falls

@@ -6,6 +6,8 @@ testable without a model. It runs the user's program, so only inside the sandbox
 
 from __future__ import annotations
 
+import ast
+
 from model_backend.engine.base import CallerFrame, Engine, EngineError, StartAt
 from model_backend.mdp import BdbState, TraceMDP
 from model_backend.program import Program
@@ -113,6 +115,33 @@ class OracleEngine(Engine):
         return CallerFrame(line=events[index].line, locals=dict(events[index].locals),
                            attributes={k: dict(v) for k, v in events[index].attributes.items()})
 
+    def call_site(self) -> CallerFrame | None:
+        """At a return event: the caller as it is at that moment. Its names and the values the call line
+        binds come from its call-line event; when the caller's next event follows at once, the other
+        names' values come from there (objects the callee changed show their new values, as debugpy
+        shows them)."""
+        site = self.caller_frame(1)
+        if site is None or self.mdp is None or self.program is None:
+            return site
+        node = self.mdp.nodes[self.position]
+        events = self.mdp.events
+        returned = events[node.index]
+        if returned.event != "return" or node.index + 1 >= len(events):
+            return site
+        after = events[node.index + 1]
+        if after.frame_id == returned.parent_id:
+            now_values, now_attributes = after.locals, after.attributes
+        elif self._state is not None and len(self._state.stack) >= 2 and self._state.stack[-2].function == "<module>":
+            # the caller is the module: the names the callee's code uses, as they are now
+            now_values, now_attributes = returned.globals, {}
+        else:
+            return site
+        bound = names_bound_at(self.program.source, site.line)
+        now = {name: (value if name in bound else now_values.get(name, value)) for name, value in site.locals.items()}
+        attributes = {name: dict(site.attributes[name] if name in bound else now_attributes.get(name, fields))
+                      for name, fields in site.attributes.items()}
+        return CallerFrame(line=site.line, locals=now, attributes=attributes)
+
     def set_variable(self, name: str, value: str) -> State:
         if self.mdp is None or self.program is None:
             raise EngineError("the engine has not been started")
@@ -148,3 +177,45 @@ def run_steps(program: Program, actions: list[Action], start: StartAt = "entry")
     for action in actions:
         records.append(engine.step(action).step_record(action))
     return records
+
+
+def names_bound_at(source: str, line: int) -> set[str]:
+    """The names the statement at `line` binds (assignment targets, walrus, for/with targets, imports):
+    at a return event into that line, they still hold their values from before it."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    statement: ast.stmt | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno) \
+                and (statement is None or node.lineno >= statement.lineno):
+            statement = node
+    if statement is None:
+        return set()
+    names: set[str] = set()
+    header: list[ast.AST]
+    if isinstance(statement, (ast.For, ast.AsyncFor)):
+        header = [statement.target, statement.iter]
+    elif isinstance(statement, (ast.While, ast.If)):
+        header = [statement.test]
+    elif isinstance(statement, (ast.With, ast.AsyncWith)):
+        header = list(statement.items)
+    elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        names.add(statement.name)
+        header = list(statement.decorator_list)
+    elif isinstance(statement, (ast.Try, ast.TryStar, ast.Match)):
+        header = []
+    else:
+        header = [statement]
+    todo = list(header)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)):
+            continue  # their names are their own frame's (a walrus inside is rare enough to leave out)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        todo.extend(ast.iter_child_nodes(node))
+    return names

@@ -153,10 +153,16 @@ describe('Python adapter through DebugClient (oracle engine)', function () {
     await step(dc, (c) => c.nextRequest({ threadId: 1 }), LINE_ADD_RETURN);
     assert.deepEqual(values(await locals(dc)), { a: '3', b: '10', total: '13' });
 
-    const out = await step(dc, (c) => c.stepOutRequest({ threadId: 1 }), LINE_LABEL);
-    assert.deepEqual(out.body.stackFrames.map((f) => f.name), ['main', '<module>']);
-    const afterReturn = values(await locals(dc));
-    assert.equal(afterReturn.s, '13');
+    // As debugpy: stepOut stops in the caller still on its call line, `s` not yet bound, the value shown.
+    const out = await step(dc, (c) => c.stepOutRequest({ threadId: 1 }), LINE_CALL);
+    assert.deepEqual(out.body.stackFrames.map((f) => [f.name, f.line]), [['main', LINE_CALL], ['<module>', LINE_MODULE_CALL]]);
+    assert.deepEqual(values(await locals(dc)), { xs: '[3, 1, 2]', n: '3', '(return) add': '13' });
+
+    // Step back from there: add's last line again; next: past its return, to the caller's next line.
+    await step(dc, (c) => c.stepBackRequest({ threadId: 1 }), LINE_ADD_RETURN);
+    assert.deepEqual(values(await locals(dc)), { a: '3', b: '10', total: '13' });
+    await step(dc, (c) => c.nextRequest({ threadId: 1 }), LINE_LABEL);
+    assert.deepEqual(values(await locals(dc)), { xs: '[3, 1, 2]', n: '3', s: '13', '(return) add': '13' });
 
     await step(dc, (c) => c.stepBackRequest({ threadId: 1 }), LINE_CALL);
     assert.deepEqual(values(await locals(dc)), { xs: '[3, 1, 2]', n: '3' });
