@@ -165,6 +165,17 @@ def test_bad_input_unknown_sessions_and_limits_are_refused_cleanly(tmp_path: Pat
     run(body)
 
 
+def test_an_idle_session_expires() -> None:
+    async def body() -> None:
+        async with over_stdio("--idle-timeout", "1") as client:
+            sid, _ = await start(client, source=SOURCE, entry="f([2])", engine="oracle")
+            assert "line 2 in f" in await call(client, "step", session=sid)
+            await anyio.sleep(1.5)
+            assert f"no session '{sid}' (ended, expired after 1 s idle" in await refused(client, "state", session=sid)
+
+    run(body)
+
+
 @pytest.fixture
 def http_server() -> Any:
     process = subprocess.Popen([*SERVER, "--http", "--port", "0", "--token", "s3cret"], cwd=str(ROOT),
