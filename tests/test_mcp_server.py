@@ -260,3 +260,24 @@ def test_neural_session_predicts_runs_nothing_and_compares(tmp_path: Path) -> No
             assert not marker.exists()
 
     run(body)
+
+
+def test_neural_sessions_over_a_model_worker() -> None:
+    from tests.test_worker import Worker, health
+
+    worker = Worker(ROOT / "model_backend" / "checkpoints" / "default")
+    try:
+        async def body() -> None:
+            async with over_stdio("--worker", worker.url) as client:
+                sid, first = await start(client, source=SOURCE, entry="f([1, 2])")
+                assert first.startswith("call of f at line 1")
+                assert health(worker.url).sessions >= 1  # the session lives on the worker
+                ahead = await call(client, "step", session=sid, count=3)
+                assert "line 4 in f" in ahead and "confidence (lowest):" in ahead
+                assert (await call(client, "predict_return", source=SOURCE, call="double(21)")).startswith(
+                    "double(21) returns 42")
+
+        run(body)
+        assert health(worker.url).requests >= 6  # open, 3 steps, and predict_return's open and steps
+    finally:
+        worker.stop()
