@@ -253,15 +253,31 @@ class HeaderTooLong(ValueError):
     """Even the smallest view of the program does not fit the model's context."""
 
 
+def short_entry(entry: str) -> str:
+    """`f(...)` for the call `f(<arguments>)`: the callee as written, the arguments left out (the first
+    state's locals show their values)."""
+    call = safe_ast.parse(entry, mode="eval").body
+    assert isinstance(call, ast.Call), entry  # Program.check allows only calls
+    return f"{ast.get_source_segment(entry, call.func)}(...)"
+
+
 class HeaderPlanner:
     """Chooses and encodes the header of one session's program for an engine: `room` is how many
-    tokens the header may take, `encode` the engine's tokenizer, `costs[n - 1]` line n's tokens."""
+    tokens the header may take, `encode` the engine's tokenizer, `costs[n - 1]` line n's tokens.
+
+    Where the entry's text crowds the smallest view out of the room, the header writes the entry as
+    `NAME(...)` from then on (`self.shown`): the arguments' values are in the first state. A program
+    whose header fits keeps its entry whole, as in the training data."""
 
     def __init__(self, program: Program, version: int, room: int, encode: Callable[[str], list[int]],
                  costs: list[int]) -> None:
         self.program, self.version, self.room, self.encode, self.costs = program, version, room, encode, costs
-        bare = encode(fmt.serialize_header(program.model_copy(update={"source": ""}), version))
-        self.budget = room - len(bare)  # what the program's lines may take
+        self._show(program)
+
+    def _show(self, program: Program) -> None:
+        self.shown = program
+        bare = self.encode(fmt.serialize_header(program.model_copy(update={"source": ""}), self.version))
+        self.budget = self.room - len(bare)  # what the program's lines may take
 
     def cost(self, line: int) -> int:
         return self.costs[line - 1] if 0 < line <= len(self.costs) else 0
@@ -269,7 +285,11 @@ class HeaderPlanner:
     def plan(self, state: State | None) -> tuple[ProgramView, list[int]]:
         """The view for `state` and the header's token ids. Raises HeaderTooLong."""
         view = choose_view(self.program.source, state, self.budget, self.cost)
-        ids = self.encode(fmt.serialize_header(self.program, self.version, view.lines))
+        ids = self.encode(fmt.serialize_header(self.shown, self.version, view.lines))
+        entry = self.program.entry
+        if len(ids) > self.room and entry is not None and self.shown is self.program:
+            self._show(self.program.model_copy(update={"entry": short_entry(entry)}))
+            return self.plan(state)
         if len(ids) > self.room:
             raise HeaderTooLong(f"the program's header takes {len(ids)} tokens where the model reads at most {self.room}")
         return view, ids

@@ -107,3 +107,21 @@ def test_a_line_longer_than_the_context_is_an_error_that_names_the_oracle(engine
     assert engine.start(program).line == 1  # the long line is not needed at the call
     with pytest.raises(EngineError, match="--engine oracle"):
         engine.resume(program, [at(2, "f").model_copy(update={"source": source.split("\n")[1]})], inverse=False)
+
+
+def test_an_entry_too_long_for_the_header_is_written_as_its_callee(engine: NeuralEngine) -> None:
+    big = "[" + ", ".join(f"'item-{i}'" for i in range(400)) + "]"
+    program = Program(source="def count(xs):\n    n = len(xs)\n    return n\n", entry=f"count({big})")
+    first = engine.start(program)  # the header with the whole entry would not fit: no refusal
+    assert first.function == "count" and engine.planner is not None
+    assert engine.planner.shown.entry == "count(...)"
+    header = engine.m.encode(fmt.serialize_header(engine.planner.shown, engine.format_version))
+    assert engine.header_len == len(header) <= engine.max_context - 2 * 768
+    state = engine.step(Action(kind="step_over"))
+    assert state.error is None or "--engine oracle" in state.error
+
+
+def test_an_entry_that_fits_stays_whole(engine: NeuralEngine) -> None:
+    program = Program(source="def count(xs):\n    return len(xs)\n", entry="count([1, 2, 3])")
+    engine.start(program)
+    assert engine.planner is not None and engine.planner.shown.entry == "count([1, 2, 3])"
