@@ -332,6 +332,8 @@ class DebugCore:
             return self._reverse(kind)
         if self._state.event == "exit":
             raise CoreError("the program has exited; step back, restart or quit")
+        if self.stepping == "debugpy" and self._uncaught_reported == _key(self._state):
+            kind = "continue"  # debugpy: after an uncaught exception's stop, any step ends the program
         if on_call_line is not None and kind != "continue":
             return self._from_call_line(kind, on_call_line[0])
         # From the caller shown on its call line, that is where the command starts (for the uncaught filter,
@@ -510,6 +512,7 @@ class DebugCore:
         """
         mode = {"stepIn": "into", "next": "over", "stepOut": "out"}[kind]
         previous: State | None = None
+        generator = frame_key(start)  # a `next` past a yield waits for this generator frame (mode "resume")
         for _ in range(self.cap):
             if state.error:
                 return Stop("step", state, outputs, description="Prediction failed")
@@ -519,7 +522,8 @@ class DebugCore:
                 hit = self._reached(state, outputs)
                 if hit.stop:
                     return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint")
-                if mode == "into" or state.depth < depth or (mode == "over" and state.depth == depth):
+                if mode == "into" or (mode == "over" and state.depth <= depth) or (mode == "out" and state.depth < depth) \
+                        or (mode == "resume" and frame_key(state) == generator):
                     return Stop("step", state, outputs)
             elif state.event == "exception" and "raised" in self.exception_filters:
                 reason, description, text = self._stop_reason(state)
@@ -533,15 +537,20 @@ class DebugCore:
                     if stop is not None:
                         return stop
                 if mode == "over" and state.depth <= depth:
-                    mode = "into"  # pydevd: a step over that leaves its frame goes on as a step into
+                    # pydevd: a step over that leaves its frame goes on as a step into; past a yield, it waits
+                    # for the generator to be resumed (breakpoints still stop it)
+                    yielded = self._generator(state) and self._yields_at(state.line)
+                    mode = "resume" if yielded and frame_key(state) == generator else "into"
             if (paused := self._paused(state, outputs)) is not None:
                 return paused
             if previous is not None and _key(state) == _key(previous):
                 return Stop("step", state, outputs)
             previous = state
             action: ActionKind
-            if mode == "into" or state.event == "return":
+            if mode == "into" or state.event == "return" or (mode == "resume" and state.function == generator[1]):
                 action = "step_into"
+            elif mode == "resume":
+                action = "step_return" if state.depth > depth else "step_into"
             elif state.depth > depth or (mode == "out" and state.depth == depth):
                 action = "step_return"
             else:
@@ -576,8 +585,8 @@ class DebugCore:
     def _note_return(self, state: State) -> None:
         """A return event passed while stepping (debugpy style): its value is shown in the caller as
         "(return) f" from now on, while the caller lives; the returning frame's own are gone."""
-        if self._generator(state):
-            return  # a yield: the frame lives on; debugpy shows no value for it
+        if self._generator(state) and (state.function == "<genexpr>" or self._yields_at(state.line)):
+            return  # a yield: the frame lives on; debugpy shows no value for it (it does for the generator's end)
         self.returned.pop(frame_key(state), None)
         if state.value is not None and state.function and len(state.stack) >= 2 and self._knows_caller():
             caller = State(event="line", function=state.stack[-2].function, stack=state.stack[:-1])
@@ -588,6 +597,19 @@ class DebugCore:
         if state.function == "<genexpr>":
             return True
         return self.program is not None and _in_generator(self.program.source, state.function or "", state.line)
+
+    def _yields_at(self, line: int | None) -> bool:
+        """Whether the program's statement at `line` yields."""
+        import ast
+
+        if self.program is None or line is None:
+            return False
+        try:
+            tree = ast.parse(self.program.source)
+        except SyntaxError:
+            return False
+        return any(isinstance(node, (ast.Yield, ast.YieldFrom)) and node.lineno <= line <= (node.end_lineno or node.lineno)
+                   for node in ast.walk(tree))
 
     def _knows_caller(self) -> bool:
         """Whether the engine's return event returns straight into a frame of the program (not, say, into
@@ -1008,8 +1030,12 @@ def _method_owner(source: str, name: str, line: int) -> tuple[str, str] | None:
             continue
         for f in cls.body:
             if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == name \
-                    and f.lineno <= line <= (f.end_lineno or f.lineno) and f.args.args \
-                    and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in f.decorator_list):
+                    and f.lineno <= line <= (f.end_lineno or f.lineno) and f.args.args:
+                # a static method has no first argument to go by; a property's getter is no function of
+                # the class (debugpy names its value `f`)
+                if any((isinstance(d, ast.Name) and d.id in ("staticmethod", "property", "cached_property"))
+                       or isinstance(d, ast.Attribute) for d in f.decorator_list):
+                    return None
                 return f.args.args[0].arg, cls.name
     return None
 

@@ -96,18 +96,27 @@ DEFAULT_PROGRAMS = (
     # condition, a hit count and a log point, the `raised` filter, a generator stepped through
     "parity/two_calls", "parity/module_end", "parity/loop_conditions", "parity/exc_raised_filter",
     "parity/generator_steps",
-    # adapter mismatches (KNOWN_BUGS)
+    # breakpoints on continuation lines; generators that end, by an exception and normally
     "multiline_statements", "generator_exception_consumer", "parity/generator_exhausted",
 )
 
-KNOWN_BUGS = {
-    "generator_exception_consumer": (
-        "`next` at a raise that ends a generator (line 5): debugpy does not stop in the consumer "
-        "(pydevd waits for the generator to be resumed) and runs to the next breakpoint (14); the "
-        "adapter stops at the consumer's `except` line (13)"),
-    "parity/generator_exhausted": (
-        "`next` at the end of a generator that runs out normally (line 5, n == 0): debugpy stops at the "
-        "consumer's next line (13); the adapter runs to the end of the program"),
+KNOWN_BUGS = {  # (all with NDB_PARITY_ALL=1; docs/dap.md, "Parity with debugpy")
+    "generator_break": (
+        "`next` at a `yield` (line 6): pydevd's step over stays with the generator and stops at its next "
+        "line when the consumer resumes it (7); the adapter stops at the consumer's next line (13)"),
+    "generator_del": (
+        "`stepIn` at a generator's last `yield` that is never resumed: debugpy stops at the consumer's next "
+        "line (16); the adapter stops on the consumer's call line with `(return) ticker`"),
+    "generator_expressions": (
+        "a generator expression's yield into a builtin (`sum(... for ...)`): debugpy shows `(return) <genexpr>` "
+        "in the caller and keeps `(return) square` in the generator expression's frame; the adapter shows "
+        "neither"),
+    "generator_zip": (
+        "`next` at the end of a generator consumed by zip(): debugpy stops at the consumer's next line (17); "
+        "the adapter stops on the consumer's call line (15)"),
+    "tree_walk": (
+        "a generator expression's yield into max(): as generator_expressions (`(return) <genexpr>`), and a "
+        "stepOut of it that debugpy stops on the caller's call line, the adapter at the next breakpoint"),
 }
 
 DEBUGPY_GROUPS = {"special variables", "function variables", "class variables", "module variables",

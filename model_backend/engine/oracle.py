@@ -138,6 +138,8 @@ class OracleEngine(Engine):
             return site
         bound = names_bound_at(self.program.source, site.line)
         now = {name: (value if name in bound else now_values.get(name, value)) for name, value in site.locals.items()}
+        if after.frame_id == returned.parent_id:  # a name the caller bound since its last event (a loop variable)
+            now.update({name: value for name, value in after.locals.items() if name not in bound and name not in now})
         attributes = {name: dict(site.attributes[name] if name in bound else now_attributes.get(name, fields))
                       for name, fields in site.attributes.items()}
         return CallerFrame(line=site.line, locals=now, attributes=attributes)
