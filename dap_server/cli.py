@@ -6,13 +6,13 @@ from typing import Annotated
 
 import typer
 
+from mcp_server import commands as mcp_commands
 from model_backend import cli as backend_cli
 from model_backend.data import commands as data_commands
 from model_backend.engine.follow import DEFAULT_FOLLOW_STEPS
 from model_backend.eval import commands as eval_commands
 from model_backend.model import commands as model_commands
 from model_backend.sandbox import Limits
-from mcp_server import commands as mcp_commands
 from model_backend.worker import commands as worker_commands
 
 app = typer.Typer(
