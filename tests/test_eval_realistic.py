@@ -200,6 +200,18 @@ def test_a_program_over_its_time_limit_stops_its_rollouts(tmp_path: Path) -> Non
     assert result["return_value"]["exact"] == 1  # the oracle's step is never paused
 
 
+def test_programs_can_be_chosen_by_name(tmp_path: Path) -> None:
+    from dap_server.cli import app
+
+    root = write(tmp_path, "dev", {"tiny": TINY, "divide": DIVIDE, "countdown": COUNTDOWN})
+    result = evaluate("dev", "oracle", root=root, actions=4, progress=False, names=["divide", "tiny"])
+    assert [d["name"] for d in result["detail"]] == ["divide", "tiny"] and result["programs_chosen"] == ["divide", "tiny"]
+    with pytest.raises(BenchmarkError, match="no program nowhere in the dev split"):
+        evaluate("dev", "oracle", root=root, progress=False, names=["tiny", "nowhere"])
+    refused = CliRunner().invoke(app, ["eval", "realistic", "--root", str(root), "--engine", "oracle", "--program", "nowhere"])
+    assert refused.exit_code == 2 and "no program nowhere" in refused.output
+
+
 def test_the_command_writes_json_and_plots(tmp_path: Path) -> None:
     from dap_server.cli import app
 

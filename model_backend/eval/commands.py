@@ -124,6 +124,8 @@ def register(app: typer.Typer) -> None:
             "(0: the model's one jump; default: the engine's, as in a debugging session).")] = None,
         root: Annotated[Path | None, typer.Option(
             "--root", help="The benchmark's directory, holding dev/ and test/ (default: benchmarks/realistic).")] = None,
+        program: Annotated[list[str] | None, typer.Option(
+            "--program", help="Only this program of the split (its file name without .py); repeatable.")] = None,
     ) -> None:
         """Random debugging sessions on realistic programs, every stop compared with the oracle's."""
         from model_backend.engine import EngineError
@@ -132,7 +134,7 @@ def register(app: typer.Typer) -> None:
 
         try:
             result = evaluate(split, engine, model, limit, rollouts, actions, seed, root,
-                              program_seconds=program_seconds or None, follow_steps=follow_steps)
+                              program_seconds=program_seconds or None, follow_steps=follow_steps, names=program)
         except (EngineError, ValueError, OSError) as exc:
             typer.echo(f"ndb: error: {exc}", err=True)
             raise typer.Exit(2) from None

@@ -392,14 +392,20 @@ def _constructs(source: str) -> list[str] | None:
 def evaluate(split: str = "dev", engine_name: str = "neural", model: str | None = None, limit: int | None = None,
              rollouts: int = 1, actions: int = 20, seed: int = 0, root: str | Path | None = None,
              progress: bool = True, engine: Engine | None = None, program_seconds: float | None = PROGRAM_SECONDS,
-             follow_steps: int | None = None) -> dict[str, Any]:
+             follow_steps: int | None = None, names: list[str] | None = None) -> dict[str, Any]:
     """The whole evaluation: figures and per-program detail. `engine`: an engine to test instead of
     creating `engine_name`'s. `program_seconds` (None: no limit) bounds the return check and, apart, the
     rollouts of one program; `follow_steps`: the single steps a model engine takes for one action before
-    it jumps (None: the engine's default, as in a debugging session)."""
+    it jumps (None: the engine's default, as in a debugging session); `names`: only these programs (file
+    stems; BenchmarkError for one the split lacks), before `limit`."""
     if rollouts < 1 or actions < 1:
         raise ValueError("rollouts and actions must be at least 1")
     benchmarks = load_benchmark(split, root)
+    if names:
+        missing = sorted(set(names) - {b.name for b in benchmarks})
+        if missing:
+            raise BenchmarkError(f"no program {', '.join(missing)} in the {split} split")
+        benchmarks = [b for b in benchmarks if b.name in names]
     benchmarks = benchmarks[:limit] if limit else benchmarks
     if engine is None:
         if engine_name == "oracle":  # it writes values as its reference does
@@ -419,6 +425,6 @@ def evaluate(split: str = "dev", engine_name: str = "neural", model: str | None 
     model_path = getattr(getattr(engine, "m", None), "path", None)
     return {"split": split, "engine": engine.name, "model": model_path if model_path is not None else model,
             "format_version": getattr(engine, "format_version", 2), "seed": seed, "rollouts": rollouts,
-            "actions": actions, "limit": limit, "program_seconds": program_seconds,
+            "actions": actions, "limit": limit, "programs_chosen": names or None, "program_seconds": program_seconds,
             "follow_steps": getattr(engine, "follow_steps", None), "seconds": time.perf_counter() - started,
             **summarize(programs), "detail": programs}
