@@ -535,7 +535,7 @@ def main():
 """
 
 
-BUILTINS_37 = """\
+OPERATORS_AND_BUILTINS = """\
 def tally(words, n):
     counts = dict(zip(words, map(len, words)))
     longest = max(counts, key=counts.get)
@@ -555,7 +555,7 @@ def main():
     return tally(['x'], 7)
 """
 
-SETS_37 = """\
+SETS = """\
 def uniques(words, stop):
     seen = set()
     kept = []
@@ -576,9 +576,9 @@ def main():
 
 
 @pytest.mark.parametrize(("program", "least"), [
-    ("SETS_37", {"truths": 16, "computed": 10}),  # a set's members, length, sorted elements: never its order
-    ("BUILTINS_37", {"computed": 36}),  # the operators and builtins of session 37, functions passed
-    ("TEXTS", {"computed": 28}),  # the str methods of session 34, and `*` of a string
+    ("SETS", {"truths": 16, "computed": 10}),  # a set's members, length, sorted elements: never its order
+    ("OPERATORS_AND_BUILTINS", {"computed": 36}),  # operators, numeric and text builtins, functions passed
+    ("TEXTS", {"computed": 28}),  # str methods, and `*` of a string
     ("SPLITS", {"loops": 40, "comprehensions": 6}),  # over split, sorted(...items()), reversed(...), a slice
     ("COMPUTED", {"truths": 40, "computed": 20}),  # `while left < right and ...`, `left += 1`, `return n - ...`
 ])

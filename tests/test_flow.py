@@ -1730,7 +1730,7 @@ def test_a_program_traced_here_changes_only_what_its_lines_reach() -> None:
     assert counts["mutating"] >= 20
 
 
-STEPS_38 = """\
+CALLER_STEPS = """\
 def helper(res, n):
     return res[::-1] if n else res
 def rev(xs):
@@ -1765,16 +1765,16 @@ def _walked(source: str, entry: str) -> tuple[ProgramFacts, list[State]]:
 
 
 def test_the_grammar_computes_calls_returns_comprehensions_and_what_cannot_raise() -> None:
-    """Session 38's rules, each on the true step and on a wrong one: a call's arguments that builtins
+    """These rules, each on the true step and on a wrong one: a call's arguments that builtins
     compute (`helper((len(word), 5), len(word))`), a caller that returns right after its callee only from a
     line that can end it, what a comprehension returns, and no exception from a line whose value deduce.py
     computes."""
     from model_backend.engine.flow import call_bindings
 
-    bound, reads = call_bindings(ast.parse(STEPS_38), 200)[(10, "helper")]
+    bound, reads = call_bindings(ast.parse(CALLER_STEPS), 200)[(10, "helper")]
     assert bound == (("res", ("expression", "(len(word), 5)")), ("n", ("expression", "len(word)")))
     assert reads == {"word"}  # `len` is no variable: the caller's values can tell the arguments
-    facts, states = _walked(STEPS_38, "f('kwk', {'a': 1, 'b': 0})")
+    facts, states = _walked(CALLER_STEPS, "f('kwk', {'a': 1, 'b': 0})")
 
     def check(index: int, wrong: dict[str, Any] | None = None) -> FrameConstraint:
         """The step from states[index] to the next: the true frame accepted, the wrong one refused."""
