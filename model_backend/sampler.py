@@ -39,7 +39,7 @@ class SamplerConfig:
     # Inverse trajectories that are an input jump: only the entry's return value is known (as in
     # `known_return`, which input inference starts from), and the one action is inv_step_call back to the
     # call, whose locals are the arguments. Input inference's proposals are this prediction; with the mix
-    # above, it is about 1% of a build's trajectories. 0 in every build before session 31.
+    # above, it is about 1% of a build's trajectories.
     input_jump_prob: float = 0.0
 
 

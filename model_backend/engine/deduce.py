@@ -32,7 +32,6 @@ from model_backend import safe_ast
 _FUNCTIONS: dict[str, frozenset[str]] = {
     name: frozenset() for name in ("len", "reversed", "list", "tuple", "enumerate", "range", "zip", "abs", "sum",
                                    "ord", "chr", "str", "int", "bool", "any", "all", "divmod",
-                                   # since session 37
                                    "float", "round", "bin", "hex", "oct", "pow", "dict", "map", "filter", "set",
                                    "frozenset")
 } | {"sorted": frozenset({"reverse", "key"}), "min": frozenset({"key"}), "max": frozenset({"key"}),
@@ -49,16 +48,14 @@ _METHODS: dict[type, frozenset[str]] = {
     str: frozenset({"split", "rsplit", "splitlines", "strip", "lstrip", "rstrip", "lower", "upper", "isdigit",
                     "isalpha", "isalnum", "isspace", "islower", "isupper", "isdecimal", "isnumeric",
                     "isidentifier", "startswith", "endswith", "count", "find", "rfind", "index", "replace", "join",
-                    # since session 34
                     "title", "capitalize", "swapcase", "casefold", "istitle", "isascii", "isprintable", "rindex",
                     "partition", "rpartition", "removeprefix", "removesuffix", "zfill", "center", "ljust", "rjust",
                     "expandtabs", "format",
-                    # since session 37 (its table from str.maketrans, or a dict)
-                    "translate"}),
+                    "translate"}),  # its table from str.maketrans, or a dict
     list: frozenset({"count", "index", "copy"}),
     tuple: frozenset({"count", "index"}),
     dict: frozenset({"items", "keys", "values", "get", "copy"}),
-    # since session 37: what they give is a set, whose order nothing here reads (_ORDERLESS)
+    # what they give is a set, whose order nothing here reads (_ORDERLESS)
     set: _SET_METHODS,
     frozenset: _SET_METHODS,
 }

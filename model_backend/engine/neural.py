@@ -46,8 +46,8 @@ from model_backend.state import Action, State
 from model_backend.view import HeaderPlanner, HeaderTooLong, ProgramView
 
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
-# Where a checkpoint that proposes arguments in input inference for the shipped default would ship (the
-# default keeps every other prediction, the checks included). None ships: session 31's did not earn it.
+# The checkpoint that proposes arguments in input inference, when one ships (the default keeps every
+# other prediction, the checks included); its model card says what it is.
 DEFAULT_PROPOSER = DEFAULT_CHECKPOINT.parent / "proposer"
 MAX_FRAME_TOKENS = 768
 ORACLE_HINT = " (the model could not predict this step; the oracle engine, --engine oracle, runs the program for exact values)"

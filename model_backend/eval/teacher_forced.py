@@ -19,7 +19,7 @@ TOP_K are scored with its TOP_K-th log-probability, more than they have. It call
 wrong: the model may write the true text in other tokens than the tokenizer's, or another frame text
 that parses to the same state (a full dict for a diff). On the first 600 held-out trajectories of
 `data_out/v2b` and the four-member default it agreed with the decode on 3,897 of 3,955 transitions, the
-58 others being right in the decode (docs/results.md, "Session 17").
+58 others being right in the decode.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ GPUs (bf16 autocast; launch with `accelerate launch -m ...` or `torchrun` for se
   schedule, RNG states, data position, log): `resume=True` continues the same run exactly where it was;
 - with `snapshot_every`, a loadable export every that many steps to OUT/snapshots/step-NNNNNN/, to
   average points along a run with `ndb average` (it helps while the learning rate is high, not in the
-  cosine's low tail: docs/training.md, session 9);
+  cosine's low tail: docs/training.md);
 - at the end an export to OUT/final/: safetensors shards under 16 MB, config.json, generation_config.json
   (eos = the frame stop tokens), the tokenizer files, training_log.json and loss.png.
 
