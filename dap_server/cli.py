@@ -46,6 +46,23 @@ def bench_dap(
     typer.echo(json.dumps(run_bench(program, steps), indent=2))
 
 
+@bench_app.command("session")
+def bench_session(
+    program: Annotated[str, typer.Argument(help="Program to debug (a benchmark program's `# entry:` is its call).")],
+    entry: Annotated[str | None, typer.Option(help="Call expression (default: the `# entry:` comment).")] = None,
+    steps: Annotated[int, typer.Option(help="`n` commands to time after the breakpoint.")] = 20,
+    distance: Annotated[int, typer.Option(help="Single steps from the start to the breakpoint's first hit, at least.")] = 20,
+    engine: Annotated[str, typer.Option(help="neural (default) or oracle.")] = "neural",
+    model: Annotated[str | None, typer.Option(help="Checkpoint directory (default: the shipped model).")] = None,
+) -> None:
+    """What a person feels in `ndb debug`: first prompt, `c` to a breakpoint, `n` (seconds, JSON)."""
+    import json
+
+    from dap_server.bench_session import bench_session as run
+
+    typer.echo(json.dumps(run(program, entry, steps=steps, distance=distance, engine=engine, model=model), indent=2))
+
+
 @app.command()
 def dap(
     port: Annotated[int | None, typer.Option("--port", help="Serve DAP over TCP on this port instead of stdio.")] = None,
