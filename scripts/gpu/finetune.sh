@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Run ON THE DEVICE MACHINE in ONE call (the session's `run` tool, carry [".whl", ".gpudata"]): fine-tune the
-# shipped default on fresh data rich in input jumps, for a session whose whole device time is one call
-# (15 minutes, a machine's start included; docs/gpu.md, "Session 35").
+# Run ON THE DEVICE MACHINE in ONE call (the device tool's `run`, carry [".whl", ".gpudata"]): fine-tune the
+# shipped default on fresh data rich in input jumps, when the whole device time is one call
+# (15 minutes, a machine's start included; docs/gpu.md, "The one-call fine-tune").
 #
 #   scripts/gpu/finetune.sh RUN
 #

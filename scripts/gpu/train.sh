@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run ON THE DEVICE MACHINE (the session's `run` tool, with carry [".whl"]), once per call, until it says
+# Run ON THE DEVICE MACHINE (the device tool's `run`, with carry [".whl"]), once per call, until it says
 # "done". One training run spread over several calls of at most 10 minutes each (docs/gpu.md):
 #
 #   scripts/gpu/train.sh RUN MINUTES MODEL [SEEDS] [PROGRAMS]
