@@ -74,7 +74,7 @@ vscode-package: $(EXT_STAMP)
 vsix: vscode-package
 
 vscode-test: install
-	$(BIN)/pytest -q tests/test_vscode_extension.py
+	$(BIN)/pytest -q tests/vscode_extension/test_vscode_extension.py
 
 # --- vLLM on CPU, in its own environment (recipe: ../shared/docs/vllm-on-cpu.md) ---
 VLLM_VENV := .venv-vllm
@@ -91,7 +91,7 @@ $(VLLM_VENV)/.installed: pyproject.toml
 	touch $@
 
 test-vllm: $(VLLM_VENV)/.installed
-	VLLM_ENABLE_V1_MULTIPROCESSING=0 HF_HUB_OFFLINE=1 $(VLLM_VENV)/bin/python -m pytest -q tests/test_vllm_engine.py
+	VLLM_ENABLE_V1_MULTIPROCESSING=0 HF_HUB_OFFLINE=1 $(VLLM_VENV)/bin/python -m pytest -q tests/model_backend/worker/test_vllm_engine.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

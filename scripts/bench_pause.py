@@ -1,7 +1,7 @@
 """How long a DAP `pause` takes to stop a long predicted continue, a breakpoint set during one to be
 answered and to stop it, and a `cancel` an inference.
 
-Drives `python -m dap_server.server` over stdio as VS Code does (tests/dap_client.py), with the shipped
+Drives `python -m dap_server.server` over stdio as VS Code does (tests/support/dap_client.py), with the shipped
 model (or --model, or a model worker with --worker URL), on a loop the model walks one predicted step at a
 time: a conditional breakpoint that never fires inside `while i < limit: i += 1`. Each pause trial:
 continue, wait `--wait` seconds, pause, time until the `stopped` event. Each breakpoint trial: continue,
@@ -24,8 +24,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.corpus import SPIN  # noqa: E402
-from tests.dap_client import stdio_session  # noqa: E402
+from tests.support.corpus import SPIN  # noqa: E402
+from tests.support.dap_client import stdio_session  # noqa: E402
 
 
 def main() -> None:

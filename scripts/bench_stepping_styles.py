@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.dap_client import stdio_session  # noqa: E402
+from tests.support.dap_client import stdio_session  # noqa: E402
 
 DEMO_ENTRY = "word_stats(['neural', 'debugger', 'dap'])"
 

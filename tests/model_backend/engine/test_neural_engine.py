@@ -1,0 +1,351 @@
+"""The neural engine on tiny checkpoints built here: grammar, KV cache, failures, initial states."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from model_backend import trace_format as fmt
+from model_backend.engine.base import EngineError
+from model_backend.engine.decoding import SEARCH_BRANCHES, SEARCH_ENV
+from model_backend.engine.initial import initial_state
+from model_backend.engine.neural import LoadedModel, NeuralEngine
+from model_backend.mdp import TraceMDP
+from model_backend.program import Program
+from model_backend.sandbox import run_trace
+from model_backend.state import Action
+from tests.support.corpus import corpus, traced
+
+pytestmark = pytest.mark.timeout(600)
+
+
+@pytest.fixture(scope="module")
+def random_model(untrained_checkpoint: Path) -> LoadedModel:
+    return LoadedModel.load(untrained_checkpoint)
+
+
+@pytest.fixture(scope="module")
+def trained_model(tiny_checkpoint: Path) -> LoadedModel:
+    return LoadedModel.load(tiny_checkpoint)
+
+
+@pytest.mark.parametrize("name", ["nested_calls", "recursion_factorial", "class_basic"])
+def test_random_weights_never_give_an_unparsable_state(random_model: LoadedModel, name: str) -> None:
+    program, _ = traced(name)
+    engine = NeuralEngine(random_model)
+    engine.start(program)
+    for kind in ("step_into", "step_over", "inv_step_over", "step_return", "inv_step_call"):
+        state = engine.step(Action(kind=kind))  # type: ignore[arg-type]
+        assert state.error is None, state.error
+        assert state.exit is not None or (state.line in ProgramLines(program) and state.stack)
+
+
+def ProgramLines(program: Program) -> set[int]:  # noqa: N802 - reads as a set in the assertion
+    return {i + 1 for i, text in enumerate(program.lines) if text.strip()}
+
+
+def test_kv_cache_reuse_matches_a_fresh_encode(trained_model: LoadedModel) -> None:
+    """The cached context after several steps gives the same next-token logits as encoding the same
+    tokens from scratch, and the same next prediction."""
+    program, _ = traced("early_return")
+    engine = NeuralEngine(trained_model)
+    engine.start(program)
+    for kind in ("step_into", "step_over", "step_over"):
+        engine.step(Action(kind=kind))  # type: ignore[arg-type]
+    context = list(engine.context_ids)
+    assert len(context) == engine._context_len()
+    with torch.inference_mode():
+        fresh = trained_model.model(input_ids=torch.tensor([context])).logits[0, -1]
+        cached = engine.last_logits
+    assert cached is not None and torch.allclose(fresh, cached, atol=1e-4)
+    # The next prediction from the cache equals the one from a new engine fed the same tokens.
+    after_cache = engine.step(Action(kind="step_over"))
+    other = NeuralEngine(trained_model)
+    other.start(program)
+    other._crop(0)
+    other._feed(context)
+    other._state, other.inverse = engine.history[-2], engine.inverse
+    other.trail = engine.trail[:-1]  # the grammar reads the steps that led there too
+    after_fresh = other.step(Action(kind="step_over"))
+    # The same state; confidences agree to float precision (a cached and a fresh forward pass round apart).
+    assert after_fresh.model_copy(update={"confidence": None}) == after_cache.model_copy(update={"confidence": None})
+    assert after_fresh.confidence is not None and after_cache.confidence is not None
+    assert after_fresh.confidence.keys() == after_cache.confidence.keys()
+    assert all(abs(after_fresh.confidence[k] - after_cache.confidence[k]) < 1e-4 for k in after_cache.confidence)
+
+
+def test_search_keeps_the_likeliest_of_greedy_and_its_branches_and_leaves_that_frame_in_the_cache(
+        trained_model: LoadedModel) -> None:
+    """With search, a frame is never less likely (by the model's own total log-probability) than the
+    greedy one, is sometimes more likely, and the cache afterwards holds exactly the frame returned."""
+    gains = []
+    for name, kind in (("nested_calls", "step_into"), ("nested_calls", "step_return"), ("early_return", "step_over"),
+                       ("class_basic", "inv_step_over")):
+        program, _ = traced(name)
+        frames = {}
+        for branches in (0, 3):
+            engine = NeuralEngine(trained_model)
+            engine.search_branches = branches
+            engine.start(program)
+            with torch.inference_mode():
+                engine._feed(trained_model.encode(fmt.serialize_action(Action(kind=kind))))  # type: ignore[arg-type]
+                mark = engine._context_len()
+                frames[branches] = engine._generate_frame(engine.state, sample=False)
+                frame_ids = engine.context_ids[mark:]
+                fresh = trained_model.model(input_ids=torch.tensor([engine.context_ids])).logits[0, -1]
+            assert frames[branches] is not None
+            assert torch.allclose(fresh, engine.last_logits, atol=1e-4)  # the cache is the context
+            assert trained_model.tokenizer.decode(frame_ids) == frames[branches].text
+        gains.append(frames[3].total_logprob - frames[0].total_logprob)
+    assert min(gains) >= 0
+    assert max(gains) > 0  # the search found a likelier frame somewhere (else it would be untested)
+
+
+def test_pruning_branches_that_cannot_win_changes_no_frame(trained_model: LoadedModel,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A branch stops once its total log-probability is below the best frame's (totals only fall):
+    the frames chosen are those of a search that decodes every branch to its end, for fewer tokens."""
+    def run() -> tuple[list[str], int]:
+        texts, fed = [], 0
+        for name, kind in (("nested_calls", "step_into"), ("early_return", "step_over"), ("class_basic", "step_into"),
+                           ("recursion_factorial", "step_return")):
+            engine = NeuralEngine(trained_model)
+            engine.search_branches = 4
+            engine.start(traced(name)[0])
+            feed = engine._feed_steps
+            def counting(ids: list[int], feed=feed):  # type: ignore[no-untyped-def]
+                nonlocal fed
+                fed += len(ids)
+                return (yield from feed(ids))
+            engine._feed_steps = counting  # type: ignore[method-assign]
+            with torch.inference_mode():
+                engine._feed(trained_model.encode(fmt.serialize_action(Action(kind=kind))))  # type: ignore[arg-type]
+                frame = engine._generate_frame(engine.state, sample=False)
+            texts.append(frame.text if frame else "")
+        return texts, fed
+
+    pruned, pruned_tokens = run()
+    finish = NeuralEngine._finish_frame_steps
+    monkeypatch.setattr(NeuralEngine, "_finish_frame_steps", lambda self, decoder, bound=None: finish(self, decoder))
+    unpruned, unpruned_tokens = run()
+    assert pruned == unpruned
+    assert pruned_tokens < unpruned_tokens
+
+
+@pytest.mark.parametrize(("value", "branches"), [(None, SEARCH_BRANCHES), ("0", 0), ("7", 7), ("-1", SEARCH_BRANCHES),
+                                                  ("many", SEARCH_BRANCHES)])
+def test_ndb_search_sets_the_engines_search_and_a_bad_value_keeps_the_default(
+        random_model: LoadedModel, monkeypatch: pytest.MonkeyPatch, value: str | None, branches: int) -> None:
+    if value is None:
+        monkeypatch.delenv(SEARCH_ENV, raising=False)
+    else:
+        monkeypatch.setenv(SEARCH_ENV, value)
+    assert NeuralEngine(random_model).search_branches == branches
+
+
+def test_a_frame_that_fails_to_parse_gives_an_error_state(trained_model: LoadedModel, monkeypatch: pytest.MonkeyPatch) -> None:
+    program, _ = traced("early_return")
+    engine = NeuralEngine(trained_model)
+    start = engine.start(program)
+    monkeypatch.setattr(fmt, "parse_frame", lambda *a, **k: fmt.FormatError(message="broken", position=0))
+    state = engine.step(Action(kind="step_into"))
+    assert state.error is not None and "prediction failed" in state.error
+    assert state.line == start.line  # the previous state, marked
+    monkeypatch.undo()
+    assert engine.step(Action(kind="step_into")).error is None  # the session goes on
+
+
+def test_a_grammar_that_allows_no_token_gives_an_error_state(trained_model: LoadedModel,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dead end of the decoding grammar (a rule that leaves no token) fails the frame, not the engine."""
+    from model_backend.engine.constraint import FrameConstraint
+
+    program, _ = traced("early_return")
+    engine = NeuralEngine(trained_model)
+    start = engine.start(program)
+    monkeypatch.setattr(FrameConstraint, "accepts_text", lambda self, data: False)
+    monkeypatch.setattr(FrameConstraint, "allowed_specials", lambda self: [])
+    state = engine.step(Action(kind="step_into"))
+    assert state.error is not None and "prediction failed" in state.error
+    assert state.line == start.line
+    monkeypatch.undo()
+    assert engine.step(Action(kind="step_into")).error is None
+
+
+def test_sampled_predictions_depend_on_the_request_not_on_torchs_global_seed(random_model: LoadedModel) -> None:
+    """Samples (and the retry after a frame that fails to parse) are seeded by the prompt, as the vLLM
+    engine seeds them, so a session can be replayed and both engines make the same draws."""
+    program, _ = traced("nested_calls")
+    drawn = []
+    for global_seed in (1, 2):
+        torch.manual_seed(global_seed)
+        engine = NeuralEngine(random_model)
+        engine.start(program)
+        drawn.append([s.model_copy(update={"confidence": None}) for s in engine.sample(Action(kind="step_into"), 4)])
+    assert drawn[0] == drawn[1]
+    assert len({s.model_dump_json() for s in drawn[0]}) > 1  # still samples: the draws within a session differ
+
+
+def test_set_variable_takes_literals_only(trained_model: LoadedModel) -> None:
+    program, _ = traced("early_return")
+    engine = NeuralEngine(trained_model)
+    state = engine.start(program)
+    name = next(iter(state.locals))
+    assert engine.set_variable(name, "[1, 2]").locals[name] == "[1, 2]"
+    with pytest.raises(EngineError, match="literal"):
+        engine.set_variable(name, "__import__('os').getcwd()")
+
+
+def test_initial_states_match_the_oracle_without_running_anything() -> None:
+    checked = 0
+    for item in corpus():
+        program, result = traced(item.name)
+        try:
+            ours = initial_state(program)
+        except EngineError:
+            continue  # e.g. an entry that calls a builtin: the neural engine says so clearly
+        truth = TraceMDP(result).state(0)
+        assert (ours.event, ours.line, ours.function, ours.locals, ours.stack) == (
+            truth.event, truth.line, truth.function, truth.locals, truth.stack), item.name
+        checked += 1
+    assert checked >= 40
+
+
+ENTRY_SOURCE = "def f(text, items, table, span=sorted([3, 1])):\n    return text\n"
+
+
+@pytest.mark.parametrize("entry", [
+    "f('$78'.upper(), list(range(3)), dict(e=1, d=[2]))",
+    "f(''.join(['A'] * 4), [x * 2 for x in 'ab'], {'k': len('abc')}, span=list(reversed((1, 2))))",
+    "f(text=str(12).zfill(4), items=range(2, 5), table=dict())",
+])
+def test_an_entry_of_builtins_on_literals_binds_what_the_tracer_shows(entry: str) -> None:
+    """Expressions of literals and builtins in the entry are computed (deduce), never run: the call
+    state is the one the program, traced in the sandbox, shows."""
+    program = Program(source=ENTRY_SOURCE, entry=entry)
+    ours = initial_state(program)
+    truth = TraceMDP(run_trace(program)).state(0)
+    assert (ours.event, ours.function, ours.locals) == (truth.event, truth.function, truth.locals)
+
+
+@pytest.mark.parametrize(("source", "entry"), [
+    (ENTRY_SOURCE, "f(g(1), [], {})"),  # a function, not a builtin
+    (ENTRY_SOURCE + "def list(x):\n    return x\n", "f('a', list('ab'), {})"),  # the program's own `list`
+    (ENTRY_SOURCE + "dict = None\n", "f('a', [], dict(a=1))"),
+    (ENTRY_SOURCE, "f('a' * 10**9, [], {})"),  # not computed here (and far too long)
+    (ENTRY_SOURCE, "f('a', zip([1], [2]), {})"),  # an iterator: its repr is not a literal's
+    (ENTRY_SOURCE, "f(text, [], {})"),  # a variable
+])
+def test_an_entry_that_is_not_computed_is_a_clear_error(source: str, entry: str) -> None:
+    with pytest.raises(EngineError, match="must be a literal, or an expression of literals and builtins"):
+        initial_state(Program(source=source, entry=entry))
+
+
+def test_missing_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(EngineError, match="no model checkpoint"):
+        LoadedModel.load(tmp_path)
+
+
+@pytest.mark.parametrize("sample", [False, True])
+def test_frame_job_redoes_a_choice_whose_token_vllm_dropped(random_model: LoadedModel, sample: bool) -> None:
+    """The vLLM logits processor's bookkeeping (no vLLM needed): a row sampled during a chunked prefill
+    gets a token that vLLM drops, then the same position is asked again with the real logits. The frame
+    must come out as if the dropped call never happened."""
+    from model_backend.engine.constraint import FrameConstraint, ProgramFacts
+    from model_backend.engine.decoding import FrameDecoder
+    from model_backend.worker.vllm_engine import FrameJob
+
+    program, result = traced("nested_calls")
+    prev = TraceMDP(result).state(0)
+    facts = ProgramFacts.of(program)
+    vocab = len(random_model.token_bytes)
+
+    def job() -> FrameJob:
+        generator = torch.Generator().manual_seed(5) if sample else None
+        decoder = FrameDecoder(FrameConstraint(facts, prev, False), random_model.vocabulary, sample, generator)
+        return FrameJob(decoder, end_id=0)
+
+    def logits(seed: int) -> torch.Tensor:
+        return torch.randn(vocab, generator=torch.Generator().manual_seed(seed)) * 4
+
+    # Random logits can make a long frame (sampled values run on), so the loop runs to the end token, with a
+    # cap far above any frame the decoder allows rather than one that depends on the tokenizer of the day.
+    straight, dropping = job(), job()
+    for k in range(20_000):
+        a = straight.next_token(logits(k), list(straight.token_ids))
+        emitted = list(dropping.token_ids)
+        if k % 3 == 0:  # a dropped sample first: vLLM asks again with the same emitted tokens
+            dropping.next_token(logits(100_000 + k), emitted)
+        b = dropping.next_token(logits(k), emitted)
+        assert a == b
+        if a == 0:
+            break
+    assert straight.failed is None and dropping.failed is None
+    assert straight.decoder.done and dropping.token_ids == straight.token_ids
+    assert dropping.decoder.result() == straight.decoder.result()
+    straight.next_token(logits(0), [*straight.token_ids, 7])  # vLLM went its own way: the frame fails
+    assert straight.failed is not None
+
+
+def test_goto_moves_the_frame_and_later_steps_start_there(trained_model: LoadedModel) -> None:
+    source = "def f(n):\n    a = 1\n    a += 10\n    for i in range(2):\n        a += i\n    return a\n"
+    engine = NeuralEngine(trained_model)
+    engine.search_branches = 0  # greedy: the tiny model's greedy step_into is a line event (its search prefers exiting)
+    engine.start(Program(source=source, entry="f(0)"))
+    with pytest.raises(EngineError, match="only when paused at a line"):
+        engine.goto(3)  # at the call event
+    at_line = engine.step(Action(kind="step_into"))
+    assert at_line.event == "line"
+    jumped = engine.goto(3)
+    assert (jumped.line, jumped.source, jumped.stack[-1].line) == (3, "    a += 10", 3)
+    assert jumped.locals == at_line.locals and engine.state == jumped
+    for bad, why in ((5, "into the body of a for loop"), (0, "not in the program"), (40, "not in the program")):
+        with pytest.raises(EngineError, match=why):
+            engine.goto(bad)
+    assert engine.state == jumped
+    after = engine.step(Action(kind="step_over"))
+    fresh = NeuralEngine(trained_model)  # a session opened at the jumped-to state predicts the same
+    fresh.search_branches = 0
+    fresh.resume(Program(source=source, entry="f(0)"), [jumped], inverse=False)
+    assert fresh.step(Action(kind="step_over")) == after
+
+
+def test_going_forward_from_a_line_reached_backwards_onto_a_call(random_model: LoadedModel) -> None:
+    """Stepping back onto the line that made a call gives an `inv_line_call` state, which has no forward
+    event; the next forward step must rebase on it as that line (it raised ValueError before)."""
+    program, result = traced("nested_calls")
+    mdp = TraceMDP(result)
+    position = next(p for p, node in enumerate(mdp.nodes) if node.kind == "inv_line_call")
+    state = mdp.state(position)
+    assert state.event == "inv_line_call"
+    engine = NeuralEngine(random_model)
+    assert engine.resume(program, [state], inverse=True) == state
+    for kind in ("step_into", "step_over", "inv_step_into", "step_return"):
+        after = engine.step(Action(kind=kind))  # type: ignore[arg-type]
+        assert after.error is None or after.error.startswith("prediction failed")
+
+
+def test_a_step_from_a_loop_header_takes_the_next_element_whatever_the_weights(random_model: LoadedModel) -> None:
+    """The engine remembers the states before the current one and the actions from them, and the grammar
+    reads them: reached from the loop's body, the header's step takes the element after the variable's
+    value (random weights could write anything else). Going back forgets it."""
+    from model_backend.state import StackFrame, State
+
+    program = Program(source="def f(s):\n    n = 0\n    for ch in s:\n        n += 1\n    return n\n", entry="f('abc')")
+
+    def at(line: int, **shown: str) -> State:
+        return State(event="line", line=line, function="f", source=program.lines[line - 1],
+                     stack=[StackFrame(function="f", line=line)], locals=shown)
+
+    body, header = at(4, s="'abc'", n="0", ch="'a'"), at(3, s="'abc'", n="1", ch="'a'")
+    engine = NeuralEngine(random_model)
+    engine.resume(program, [body, header], inverse=False)
+    assert engine.trail == []  # a resumed session has not seen the step
+    engine.trail = [(body, "step_into")]
+    state = engine.step(Action(kind="step_into"))
+    assert (state.line, state.locals["ch"], state.locals["n"]) == (4, "'b'", "1")
+    assert engine.trail == [(body, "step_into"), (header, "step_into")]
+    engine.step(Action(kind="inv_step_into"))
+    assert engine.trail == []

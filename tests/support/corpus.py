@@ -1,0 +1,47 @@
+"""The test corpus in tests/programs: each file may start with `# entry: EXPR` and `# breakpoints: 7, 12`."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from model_backend.program import Program
+from model_backend.sandbox import run_trace
+from model_backend.state import TraceResult
+from tests.support import REPO, TESTS
+
+PROGRAMS_DIR = TESTS / "programs"
+# A loop the model walks one predicted step at a time for minutes (the pause, cancel and mid-run breakpoint
+# tests, VS Code's DebugClient test and scripts/bench_pause.py all use it).
+SPIN = (REPO / "vscode-extension" / "test" / "fixtures" / "spin.py").read_text()
+
+
+@dataclass(frozen=True)
+class CorpusProgram:
+    name: str
+    path: Path
+    entry: str | None
+    breakpoints: tuple[int, ...]
+
+    def load(self) -> Program:
+        return Program.load(self.path, self.entry)
+
+
+def corpus() -> list[CorpusProgram]:
+    items = []
+    for path in sorted(PROGRAMS_DIR.glob("*.py")):
+        head = path.read_text().splitlines()[:3]
+        entry = next((m.group(1).strip() for h in head if (m := re.match(r"# entry: (.+)", h))), None)
+        bps = next((m.group(1) for h in head if (m := re.match(r"# breakpoints: (.+)", h))), "")
+        lines = tuple(int(x) for x in re.findall(r"\d+", bps))
+        items.append(CorpusProgram(path.stem, path, entry, lines))
+    return items
+
+
+@functools.cache
+def traced(name: str) -> tuple[Program, TraceResult]:
+    item = next(c for c in corpus() if c.name == name)
+    program = item.load()
+    return program, run_trace(program)
