@@ -39,6 +39,7 @@ def register(app: typer.Typer) -> None:
         input_jumps: Annotated[float, typer.Option("--input-jumps", help="Chance that an inverse trajectory is an input jump: from the entry's return, only its value known, one inv_step_call to the call (what input inference proposes with).")] = 0.0,
         real_code: Annotated[bool, typer.Option("--real-code/--no-real-code", help="Add HumanEval and `algorithms` programs to the generated ones.")] = True,
         realistic: Annotated[int, typer.Option("--realistic", help="Class-based realistic programs (model_backend/data/classgen.py) on top of the others, minus look-alikes of benchmarks/realistic.")] = 0,
+        stdlib: Annotated[bool, typer.Option("--stdlib/--no-stdlib", help="Add the standard library's pure-Python functions, called with generated inputs (model_backend/data/stdlib_code.py).")] = False,
         format_version: Annotated[int, typer.Option("--format", help="Trace format of the records: 3 writes the program's objects with their fields, 2 as Python's default repr (for models that read format 2).")] = 3,
         header_tokens: Annotated[int | None, typer.Option("--header-tokens", help="Program views for programs whose header is longer than this many tokens (estimated at 3 characters a token), as the engines show them; default: whole programs.")] = None,
         quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
@@ -55,11 +56,11 @@ def register(app: typer.Typer) -> None:
             _fail("--inverse, --hide-start-locals and --input-jumps must be in [0, 1] and --heldout in [0, 1)")
         from model_backend.sampler import SamplerConfig
         program_list = None
-        if realistic > 0:  # with 0 the build loads its programs itself, as it always has
+        if realistic > 0 or stdlib:  # without either the build loads its programs itself, as it always has
             from model_backend.data.programs import all_programs
 
             program_list = all_programs(seed=seed, n_generated=programs, humaneval=real_code,
-                                        algorithms=real_code, n_realistic=realistic)
+                                        algorithms=real_code, n_realistic=realistic, stdlib=stdlib)
         try:
             manifest = build_dataset(
                 out, seed=seed, n_generated=programs, traj_per_program=traj, inverse_fraction=inverse,

@@ -224,11 +224,14 @@ def all_programs(
     cruxeval_path: str | Path | None = DEFAULT_CRUXEVAL,
     n_realistic: int = 0,
     realistic_root: str | Path | None = DEFAULT_REALISTIC,
+    stdlib: bool = False,
 ) -> list[Program]:
     """Generated functions (`n_generated`), multi-function scripts (`n_scripts`, default a quarter of
     `n_generated`), HumanEval and `algorithms` programs, then `n_realistic` class-based programs
     (`classgen.realistic_programs`) minus those with a function or method of the realistic benchmark
-    (`load_realistic_fingerprints(realistic_root)`), all minus CruxEval look-alikes. Deterministic given
+    (`load_realistic_fingerprints(realistic_root)`), with `stdlib` the standard library's functions
+    (`stdlib_code.stdlib_programs`, minus look-alikes of the benchmark too), all minus CruxEval
+    look-alikes. Deterministic given
     the seed. Run `keep_runnable` on the result before tracing it for a dataset."""
     if n_scripts is None:
         n_scripts = n_generated // 4
@@ -246,13 +249,20 @@ def all_programs(
         if realistic_root is not None and Path(realistic_root).is_dir():
             realistic = decontaminate_functions(realistic, load_realistic_fingerprints(realistic_root))
         programs += realistic
+    if stdlib:
+        from model_backend.data.stdlib_code import stdlib_programs
+
+        library: list[Program] = stdlib_programs(seed)
+        if realistic_root is not None and Path(realistic_root).is_dir():
+            library = decontaminate_functions(library, load_realistic_fingerprints(realistic_root))
+        programs += library
     if cruxeval_path is not None and Path(cruxeval_path).exists():
         programs = decontaminate(programs, load_cruxeval_fingerprints(cruxeval_path))
     return programs
 
 
 def origin_of(program: Program) -> str:
-    """"gen", "script", "humaneval", "algorithms" (or "other" for a plain Program)."""
+    """"gen", "script", "humaneval", "algorithms", "stdlib", "realistic" (or "other" for a plain Program)."""
     origin = getattr(program, "origin", None)
     return origin.split(":")[0] if isinstance(origin, str) else "other"
 

@@ -277,10 +277,12 @@ def _free_names(node: ast.AST) -> set[str]:
 
 
 class _Resolver:
-    """Collects what one function needs into a standalone script."""
+    """Collects what one function needs into a standalone script. Modules of `package` (rooted at
+    `root`) are copied in; other imports stay imports."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, package: str = "algorithms") -> None:
         self.root = root
+        self.package = package
         self.modules: dict[str, _Module | None] = {}
 
     def module(self, dotted: str) -> _Module | None:
@@ -326,7 +328,7 @@ class _Resolver:
                         return False
                 elif dep in m.imports:
                     imp, alias = m.imports[dep]
-                    if isinstance(imp, ast.ImportFrom) and imp.module and imp.module.startswith("algorithms"):
+                    if isinstance(imp, ast.ImportFrom) and imp.module and imp.module.split(".")[0] == self.package:
                         other = self.module(imp.module)
                         if other is None or alias.name not in other.defs or not visit(other, alias.name, depth + 1):
                             return False
@@ -339,7 +341,7 @@ class _Resolver:
                         if line not in imports:
                             imports.append(line)
                     else:
-                        if alias.name.split(".")[0] in _SKIP_MODULES or alias.name.startswith("algorithms"):
+                        if alias.name.split(".")[0] in _SKIP_MODULES or alias.name.split(".")[0] == self.package:
                             return False
                         line = f"import {alias.name}" + (f" as {alias.asname}" if alias.asname else "")
                         if line not in imports:

@@ -1,0 +1,80 @@
+"""Real code from Python's own standard library: pure-Python functions of chosen modules, each copied
+with the module-level definitions it needs into a standalone script and called with generated inputs.
+
+The modules are read from the running interpreter's `Lib` folder (nothing is downloaded). A function is
+taken where `real_code`'s rules take an `algorithms` function: its parameters can be typed from their
+annotations or names, it stands alone (what it needs from its module is copied in; other standard
+modules stay imports), and it uses no I/O, clock, randomness or threads. Its calls are its doctest
+examples plus random inputs. The programs are real library code, with classes, helper functions,
+module constants and the standard library's idioms, which generated programs lack.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+import sysconfig
+from pathlib import Path
+
+from model_backend.data.funcgen import GenProgram
+from model_backend.data.real_code import _doctest_entries, _param_plan, _random_args, _Resolver, _uses
+from model_backend.data.values import Values
+from model_backend.program import Program
+
+# Pure-Python modules whose functions compute on strings, numbers and lists.
+# (Modules on bytes, such as base64, are left out: the inputs generated from names are str.)
+MODULES = (
+    "bisect", "calendar", "colorsys", "difflib", "fnmatch", "fractions", "graphlib", "heapq", "html",
+    "keyword", "ntpath", "posixpath", "shlex", "statistics", "string", "textwrap", "urllib.parse",
+    "reprlib", "pprint", "email.utils", "json.encoder", "json.decoder", "ipaddress", "operator",
+    "functools", "copy", "stringprep", "_strptime", "netrc", "mimetypes", "glob",
+)
+PER_MODULE = 12  # functions taken from one module at the most (operator alone has over a hundred)
+PACKAGE = "stdlib"  # the resolver's name for the root folder: `stdlib.textwrap` is Lib/textwrap.py
+
+
+def stdlib_dir() -> Path:
+    """The running interpreter's standard library folder."""
+    return Path(sysconfig.get_paths()["stdlib"])
+
+
+def stdlib_programs(seed: int, n_random: int = 3, max_doctests: int = 3, max_lines: int = 120,
+                    modules: tuple[str, ...] = MODULES, per_module: int = PER_MODULE) -> list[Program]:
+    """Standalone scripts for the public functions of `modules` (`per_module` at the most, the first in
+    the module's order), each with its doctest calls (up to `max_doctests`) and `n_random` random inputs.
+    Paths are `<stdlib:module.function>`."""
+    resolver = _Resolver(stdlib_dir(), package=PACKAGE)
+    rng = random.Random(f"stdlib:{seed}")
+    out: list[Program] = []
+    for module in modules:
+        mod = resolver.module(f"{PACKAGE}.{module}")
+        if mod is None:
+            continue
+        taken = 0
+        for name, node in mod.defs.items():
+            if taken >= per_module:
+                break
+            if not isinstance(node, ast.FunctionDef) or name.startswith("_"):
+                continue
+            if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(node)):
+                continue
+            plan = _param_plan(node)
+            if not plan or _uses(node, {"print", "input", "open", "eval", "exec", "compile"}):
+                continue
+            script = resolver.standalone(mod, name)
+            if script is None or len(script.splitlines()) > max_lines:
+                continue
+            try:
+                compile(script, f"<stdlib:{module}>", "exec")
+            except SyntaxError:
+                continue
+            taken += 1
+            entries = _doctest_entries(node)[:max_doctests]
+            values = Values(rng)
+            for _ in range(n_random):
+                entry = f"{name}({_random_args(values, plan, sort_lists=module == 'bisect')})"
+                if entry not in entries:
+                    entries.append(entry)
+            for entry in entries:
+                out.append(GenProgram(source=script, path=f"<stdlib:{module}.{name}>", entry=entry, origin="stdlib"))
+    return out
