@@ -26,59 +26,51 @@ from typing import TypeVar
 
 from model_backend import safe_ast
 from model_backend import trace_format as fmt
-from model_backend.engine.deduce import (
-    container_before,
-    iterable_elements,
-    mutation_reprs,
-    printed_text,
+from model_backend.grammar.back import container_before, values_before
+from model_backend.grammar.bindings import (
+    computed_values,
+    imported_values,
+    line_bindings,
+    simple_assignments,
     value_repr,
-    values_before,
 )
-from model_backend.engine.deduce import truth as deduced_truth
-from model_backend.engine.flow import (
+from model_backend.grammar.calls import (
     RETURNED,
-    ArgumentSource,
-    AttributeUpdate,
     Binding,
     CallExpression,
-    ComprehensionCall,
-    ComprehensionLoop,
-    ForLoop,
-    ItemStore,
-    LoopArgument,
-    TruthTest,
-    appended_values,
-    attribute_updates,
     call_bindings,
     call_expressions,
     call_results,
-    comprehension_calls,
-    comprehension_loops,
-    computed_values,
-    for_loops,
-    frame_ends,
-    imported_values,
-    inert_lines,
-    is_generator_def,
-    item_stores,
-    line_bindings,
     must_call_lines,
-    mutating_lines,
-    mutations,
-    nested_comprehension_loops,
-    next_lines,
-    plain_classes,
-    printed_lines,
     pure_functions,
     returned_names,
     returned_tuples,
-    shared_names,
-    simple_assignments,
-    statement_line_orders,
-    suspending_functions,
-    symbol_table,
-    truth_tests,
 )
+from model_backend.grammar.comprehensions import (
+    ComprehensionCall,
+    ComprehensionLoop,
+    comprehension_calls,
+    comprehension_loops,
+    nested_comprehension_loops,
+    symbol_table,
+)
+from model_backend.grammar.containers import (
+    AttributeUpdate,
+    ItemStore,
+    appended_values,
+    attribute_updates,
+    inert_lines,
+    item_stores,
+    mutating_lines,
+    mutation_reprs,
+    mutations,
+    plain_classes,
+)
+from model_backend.grammar.lines import TruthTest, frame_ends, next_lines, statement_line_orders, truth_tests
+from model_backend.grammar.lines import truth as deduced_truth
+from model_backend.grammar.loops import ForLoop, LoopArgument, for_loops, iterable_elements
+from model_backend.grammar.printing import printed_lines, printed_text
+from model_backend.grammar.syntax import ArgumentSource, is_generator_def, shared_names, suspending_functions
 from model_backend.program import Program
 from model_backend.sandbox import Limits
 from model_backend.state import State

@@ -12,7 +12,7 @@ import ast
 
 from model_backend import safe_ast
 from model_backend.engine.base import EngineError
-from model_backend.engine.deduce import constant_value
+from model_backend.grammar.evaluation import constant_value
 from model_backend.program import Program
 from model_backend.state import StackFrame, State
 

@@ -9,8 +9,8 @@ import random
 
 from model_backend import trace_format as fmt
 from model_backend.engine.constraint import FrameConstraint, ProgramFacts
-from model_backend.engine.deduce import container_before
-from model_backend.engine.flow import attribute_updates, plain_classes
+from model_backend.grammar.back import container_before
+from model_backend.grammar.containers import attribute_updates, plain_classes
 from model_backend.program import Program
 from model_backend.sampler import sample_forward
 from model_backend.sandbox import Limits, run_trace

@@ -1,4 +1,4 @@
-"""Loop iterables computed from shown values (model_backend/engine/deduce.py) and the loop rules that
+"""Loop iterables computed from shown values (model_backend/grammar/evaluation.py) and the loop rules that
 use them: the same elements Python gives, nothing where the values do not tell, and every true step of a
 traced program accepted."""
 
@@ -15,15 +15,11 @@ import pytest
 
 from model_backend import trace_format as fmt
 from model_backend.engine.constraint import FrameConstraint, ProgramFacts
-from model_backend.engine.deduce import (
-    expression_reads,
-    iterable_elements,
-    print_reads,
-    printed_text,
-    truth,
-    value_repr,
-)
-from model_backend.engine.flow import for_loops
+from model_backend.grammar.bindings import value_repr
+from model_backend.grammar.lines import truth
+from model_backend.grammar.loops import for_loops, iterable_elements
+from model_backend.grammar.printing import print_reads, printed_text
+from model_backend.grammar.values import expression_reads
 from model_backend.program import Program
 from model_backend.state import StackFrame, State
 from tests.model_backend.engine.test_flow import _frame_accepted, _rules_on_a_program_traced_here
@@ -426,7 +422,7 @@ def test_what_it_computes_of_sets_is_the_same_whatever_the_hash_seed() -> None:
     do not (four processes with different PYTHONHASHSEED)."""
     script = (
         "import ast, json, sys\n"
-        "from model_backend.engine.deduce import value_repr\n"
+        "from model_backend.grammar.bindings import value_repr\n"
         "from tests.model_backend.engine.test_deduce import SET_CASES\n"
         "shown = lambda values: {k: repr(sorted(v)).replace('[', '{').replace(']', '}') if isinstance(v, set) else repr(v)"
         " for k, v in values.items()}\n"
@@ -497,7 +493,8 @@ def main():
 
 
 def test_the_tests_and_values_it_computes() -> None:
-    from model_backend.engine.flow import computed_values, truth_tests
+    from model_backend.grammar.bindings import computed_values
+    from model_backend.grammar.lines import truth_tests
 
     tests = truth_tests(ast.parse(COMPUTED))
     assert sorted(tests) == [4, 5, 7, 9, 18]
@@ -643,8 +640,7 @@ def test_the_grammar_binds_the_value_an_expression_gives() -> None:
     ("old = d.setdefault('k', [])", {"d": {}}),
 ])
 def test_a_container_changes_as_python_changes_it(statement: str, values: dict[str, object]) -> None:
-    from model_backend.engine.deduce import mutation_reprs
-    from model_backend.engine.flow import mutations
+    from model_backend.grammar.containers import mutation_reprs, mutations
 
     program = f"def f({', '.join(values)}):\n    {statement}\n"
     (container, node, result), = mutations(ast.parse(program)).values()
@@ -666,15 +662,14 @@ def test_a_container_changes_as_python_changes_it(statement: str, values: dict[s
     ("xs[5] = 0", {"xs": "[1]"}),  # an IndexError
 ])
 def test_a_change_the_values_do_not_tell(statement: str, shown: dict[str, str]) -> None:
-    from model_backend.engine.deduce import mutation_reprs
-    from model_backend.engine.flow import mutations
+    from model_backend.grammar.containers import mutation_reprs, mutations
 
     found = mutations(ast.parse(f"def f({', '.join(shown)}):\n    {statement}\n"))
     assert all(mutation_reprs(node, container, shown, 200) is None for container, node, _ in found.values())
 
 
 def test_the_statements_that_change_one_container() -> None:
-    from model_backend.engine.flow import mutations
+    from model_backend.grammar.containers import mutations
 
     source = ("def f(xs, d, g):\n    xs.append(len(d))\n    xs.append(g(1))\n    d[xs[0]] = xs\n    y = xs.pop()\n"
               "    xs.count(1)\n    xs.sort(key=len)\n    d.k = 1\n")
@@ -832,7 +827,7 @@ def main():
 
 
 def test_the_functions_that_change_no_object_of_their_callers() -> None:
-    from model_backend.engine.flow import pure_functions
+    from model_backend.grammar.calls import pure_functions
 
     tree = ast.parse(CALLS)
     assert pure_functions(tree) == {"collect", "fact"}  # main calls grow
@@ -845,7 +840,7 @@ def test_the_functions_that_change_no_object_of_their_callers() -> None:
 
 
 def test_the_lines_whose_value_follows_from_their_one_call() -> None:
-    from model_backend.engine.flow import call_expressions
+    from model_backend.grammar.calls import call_expressions
 
     found = {line: (names, function, ast.unparse(e)) for line, (names, function, e) in call_expressions(ast.parse(CALLS)).items()}
     assert found[26] == (None, "fact", "1 if n < 2 else n * <returned>")

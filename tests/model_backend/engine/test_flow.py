@@ -1,4 +1,4 @@
-"""The line-flow rule (model_backend/engine/flow.py): sound on real traces, and tight where it should be."""
+"""The line-flow rule (model_backend/grammar/): sound on real traces, and tight where it should be."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 from model_backend import trace_format as fmt
 from model_backend.engine.constraint import EXPRESSION_FRAMES, FrameConstraint, ProgramFacts
-from model_backend.engine.deduce import value_repr
-from model_backend.engine.flow import frame_ends, next_lines
+from model_backend.grammar.bindings import value_repr
+from model_backend.grammar.lines import frame_ends, next_lines
 from model_backend.program import Program
 from model_backend.sandbox import run_trace
 from model_backend.state import StackFrame, State
@@ -226,7 +226,7 @@ def test_a_step_over_a_literal_assignment_binds_exactly_that_literal() -> None:
 
 
 def test_the_simple_assignments_and_their_reprs() -> None:
-    from model_backend.engine.flow import simple_assignments
+    from model_backend.grammar.bindings import simple_assignments
 
     source = ('x = ["", "M", 2.50, -1, (None, True)]\n'
               "y: int = 0x10\n"
@@ -321,7 +321,7 @@ def test_a_program_traced_here_binds_its_simple_assignments() -> None:
 
 
 def test_the_lines_step_into_must_leave_by_a_call() -> None:
-    from model_backend.engine.flow import must_call_lines
+    from model_backend.grammar.calls import must_call_lines
 
     source = ("def g(x):\n"                            # 1
               "    return x\n"                         # 2
@@ -395,7 +395,7 @@ def f(xs, n):
 
 
 def test_the_inert_lines_and_what_they_read() -> None:
-    from model_backend.engine.flow import inert_lines
+    from model_backend.grammar.containers import inert_lines
 
     lines = inert_lines(ast.parse(INERT))
     assert lines == {4: {"xs"}, 5: {"d", "n"}, 6: {"xs", "n"}, 8: {"xs", "z"}, 11: {"n"}, 12: {"n"},
@@ -617,7 +617,7 @@ def test_every_traced_step_back_between_lines_is_accepted(name: str) -> None:
 
 
 def test_the_lines_that_only_return_a_name() -> None:
-    from model_backend.engine.flow import returned_names
+    from model_backend.grammar.calls import returned_names
 
     source = "def f(a, b):\n    if a:\n        return a\n    c = b; return c\n    return (\n        b)\n"
     assert returned_names(ast.parse(source)) == {3: "a"}  # not two statements on a line, nor two lines
@@ -670,7 +670,7 @@ def f(seq, n):
 
 
 def test_the_parameters_a_line_binds_at_its_call() -> None:
-    from model_backend.engine.flow import call_bindings
+    from model_backend.grammar.calls import call_bindings
 
     found = call_bindings(ast.parse(CALLS), 200)
     assert found == {
@@ -773,7 +773,7 @@ def f(items, tokens, s):
 
 
 def test_what_a_comprehension_starts_with() -> None:
-    from model_backend.engine.flow import comprehension_calls, symbol_table
+    from model_backend.grammar.comprehensions import comprehension_calls, symbol_table
 
     found = comprehension_calls(symbol_table(COMPREHENSIONS), ast.parse(COMPREHENSIONS))
     assert found == {
@@ -859,7 +859,7 @@ def count(words, table, n):
 
 
 def test_the_for_loops_whose_next_element_the_values_tell() -> None:
-    from model_backend.engine.flow import ForLoop, for_loops
+    from model_backend.grammar.loops import ForLoop, for_loops
 
     names = frozenset
     both = (names({"seen", "total"}), names({"seen", "total"}))
@@ -1049,7 +1049,7 @@ def test_the_grammar_names_the_element_a_loop_takes() -> None:
 
 
 def test_the_lines_that_append_a_name_or_a_literal() -> None:
-    from model_backend.engine.flow import appended_values
+    from model_backend.grammar.containers import appended_values
 
     source = ("def f(xs, y):\n    xs.append(y)\n    xs.append('a')\n    xs.append(xs)\n    xs.append(y + 1)\n"
               "    xs.append([1])\n    xs.append(y); y = 2\n    xs.extend(y)\n")
@@ -1103,7 +1103,7 @@ def helper(ch):
 
 
 def test_the_lines_that_store_one_item() -> None:
-    from model_backend.engine.flow import ItemStore, item_stores
+    from model_backend.grammar.containers import ItemStore, item_stores
 
     def store(name: str, kind: str, key: tuple[str, str] | None, reads: set[str], augmented: bool = False) -> ItemStore:
         return ItemStore(name, kind, key, augmented, frozenset(reads))
@@ -1231,7 +1231,7 @@ def outer(word):
 
 
 def test_the_lines_that_only_bind_a_call_result() -> None:
-    from model_backend.engine.flow import call_results
+    from model_backend.grammar.calls import call_results
 
     assert call_results(ast.parse(RETURNS)) == {
         19: ("rest", "digits"), 20: ("box", "Box"), 22: ("size", "bump"), 34: ("first", "inner"), 35: ("again", "inner"),
@@ -1301,7 +1301,7 @@ def main():
 
 
 def test_the_order_of_line_events_inside_a_statement() -> None:
-    from model_backend.engine.flow import statement_line_orders
+    from model_backend.grammar.lines import statement_line_orders
 
     found = statement_line_orders(ORDERS, ast.parse(ORDERS))
     chain = ((5, 6, 5, 7, 5, 4), (4, 8))
@@ -1355,7 +1355,7 @@ def tally(name, table, n, words):
 
 
 def test_the_comprehensions_whose_elements_the_shown_values_tell() -> None:
-    from model_backend.engine.flow import comprehension_loops
+    from model_backend.grammar.comprehensions import comprehension_loops
 
     found = comprehension_loops(ast.parse(ITERATED))
     assert {key: (loop.targets, loop.kind, loop.iterated, loop.makes_frames) for key, loop in found.items()} == {
@@ -1450,7 +1450,8 @@ again = copy.copy(pair)
 
 
 def test_the_lines_that_import_known_names_and_return_tuples() -> None:
-    from model_backend.engine.flow import imported_values, returned_tuples
+    from model_backend.grammar.bindings import imported_values
+    from model_backend.grammar.calls import returned_tuples
 
     tree = ast.parse(IMPORTS)
     assert imported_values(tree, 200) == {
@@ -1516,7 +1517,7 @@ def drain(queue, seen):
 
 
 def test_the_tests_of_a_names_truth() -> None:
-    from model_backend.engine.flow import TruthTest, truth_tests
+    from model_backend.grammar.lines import TruthTest, truth_tests
 
     assert truth_tests(ast.parse(TRUTHS)) == {
         3: TruthTest("queue", False, frozenset({4}), frozenset({11})),
@@ -1624,7 +1625,7 @@ def fill(rows, cols, table):
 
 
 def test_the_lines_that_store_one_item_of_an_inner_list_or_dict() -> None:
-    from model_backend.engine.flow import item_stores
+    from model_backend.grammar.containers import item_stores
 
     found = item_stores(ast.parse(GRIDS), 200)
     assert {line: (store.container, store.outer, store.key, store.augmented) for line, store in found.items()} == {
@@ -1660,7 +1661,7 @@ def test_the_grammar_keeps_the_other_items_of_a_grid() -> None:
 
 
 def test_a_builtin_type_called_empty_is_a_literal() -> None:
-    from model_backend.engine.flow import simple_assignments
+    from model_backend.grammar.bindings import simple_assignments
 
     source = "def f(x):\n    a = list()\n    b = dict()\n    c = set()\n    d = str()\n    e = list(x)\n    g = int()\n"
     assert simple_assignments(ast.parse(source), 200)[0] == {
@@ -1690,7 +1691,7 @@ def f(d):
 
 
 def test_the_lines_that_change_objects_only_through_names() -> None:
-    from model_backend.engine.flow import mutating_lines
+    from model_backend.grammar.containers import mutating_lines
 
     names = frozenset
     assert mutating_lines(ast.parse(MUTATING)) == {
@@ -1769,7 +1770,7 @@ def test_the_grammar_computes_calls_returns_comprehensions_and_what_cannot_raise
     compute (`helper((len(word), 5), len(word))`), a caller that returns right after its callee only from a
     line that can end it, what a comprehension returns, and no exception from a line whose value deduce.py
     computes."""
-    from model_backend.engine.flow import call_bindings
+    from model_backend.grammar.calls import call_bindings
 
     bound, reads = call_bindings(ast.parse(CALLER_STEPS), 200)[(10, "helper")]
     assert bound == (("res", ("expression", "(len(word), 5)")), ("n", ("expression", "len(word)")))

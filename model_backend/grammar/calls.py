@@ -1,0 +1,408 @@
+"""Calls and returns: which lines call the program's functions, what a call binds and what it returns.
+
+`must_call_lines(tree)` gives the lines that always call a function of the program before they end,
+`call_bindings(tree, max_repr)` the parameters of the one call a line makes, bound to the caller's
+names and literals (`Binding`), `pure_functions(tree)` the functions whose calls change no object of
+their callers, `call_expressions(tree)` the lines whose value is computed from one call's result
+(`CallExpression`, `RETURNED` standing for it), `call_results(tree)` the lines that bind or return
+a call's result, and `returned_names(tree)` and `returned_tuples(tree)` the lines that only return a
+name or a tuple of names. Derived from the source text alone, never by running it.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from model_backend.grammar.containers import MUTATOR_NAMES
+from model_backend.grammar.syntax import (
+    COMPREHENSION_NODES,
+    ArgumentSource,
+    Lines,
+    as_operation,
+    bound_names,
+    defines_a_class,
+    immutable_literal,
+    inert_expression,
+    is_generator_def,
+    may_print_a_container,
+    shared_names,
+    statements_binding_names,
+    statements_per_line,
+    statements_with_a_value,
+    suspends,
+)
+from model_backend.grammar.values import READING_FUNCTIONS, READING_METHODS, expression_reads
+
+
+def _plain_functions(tree: ast.Module) -> frozenset[str]:
+    """Names that can only ever mean one plain function of the program: bound by a single undecorated
+    `def` that cannot yield or await, and by nothing else anywhere (no other def, class, assignment,
+    parameter, import, loop or `as` target, `global`/`nonlocal`). A load of such a name runs that
+    function when called, or raises NameError."""
+    defs: dict[str, int] = {}
+    plain: set[str] = set()
+    other: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defs[node.name] = defs.get(node.name, 0) + 1
+            if isinstance(node, ast.FunctionDef) and not node.decorator_list and not is_generator_def(node):
+                plain.add(node.name)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            other.add(node.id)
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+        elif isinstance(node, ast.alias):
+            other.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            other.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            other.add(node.rest)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            other.update(node.names)
+    return frozenset(name for name in plain if defs[name] == 1 and name not in other)
+
+
+def _runs_a_call(node: ast.AST, functions: frozenset[str]) -> bool:
+    """Whether evaluating the expression always starts a frame of the program (unless something raises
+    first): a call of one of `functions` by name, or a list, set or dict comprehension (a frame of its
+    own in CPython 3.11), outside the parts that may not run (the operands after the first of `and`/`or`,
+    the branches of `x if c else y`, the comparisons after the first of a chain, a lambda's body, a
+    generator expression's body)."""
+    if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp):
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
+        return True
+    if isinstance(node, ast.BoolOp):
+        parts: list[ast.AST] = [*node.values[:1]]
+    elif isinstance(node, ast.IfExp):
+        parts = [node.test]
+    elif isinstance(node, ast.Compare):
+        parts = [node.left, node.comparators[0]]
+    elif isinstance(node, ast.Lambda):
+        parts = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+    elif isinstance(node, ast.GeneratorExp):
+        parts = [node.generators[0].iter]
+    else:
+        parts = list(ast.iter_child_nodes(node))
+    return any(_runs_a_call(part, functions) for part in parts)
+
+
+def must_call_lines(tree: ast.Module) -> Lines:
+    """Lines whose line event step_into must leave by a call event (or an exception): the line holds one
+    statement, on that line alone, that always calls a function of the program before it ends (see
+    _runs_a_call): a simple statement, or the test of an `if`, `elif` or `while`. Left out: `for` and
+    `with` headers (a loop's or a with's later visits to the line evaluate nothing of it), a def or class
+    line, an `assert`'s message, and anything that can yield or await."""
+    functions = _plain_functions(tree)
+    starts = statements_per_line(tree)
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt) or starts[node.lineno] != 1:
+            continue
+        if isinstance(node, ast.If | ast.While):
+            runs: list[ast.AST] = [node.test]
+            last = node.test.end_lineno
+        elif isinstance(node, ast.Assert):
+            runs, last = [node.test], node.end_lineno
+        elif isinstance(node, ast.AnnAssign):  # a local's annotation is never evaluated
+            runs, last = [node.target, *([node.value] if node.value else [])], node.end_lineno
+        elif isinstance(node, ast.Expr | ast.Assign | ast.AugAssign | ast.Return | ast.Delete | ast.Raise):
+            runs, last = [node], node.end_lineno
+        else:
+            continue
+        if last == node.lineno and not suspends(node) and any(_runs_a_call(part, functions) for part in runs):
+            lines.add(node.lineno)
+    return frozenset(lines)
+
+
+def returned_names(tree: ast.Module) -> dict[int, str]:
+    """Line -> name, for lines that hold nothing but `return name`. A return event of the frame right
+    after a step from such a line returns the very object the name held at the line's event (nothing
+    runs between them that could rebind it), so its repr is that value's."""
+    starts = statements_per_line(tree)
+    return {node.lineno: node.value.id for node in ast.walk(tree)
+            if isinstance(node, ast.Return) and isinstance(node.value, ast.Name)
+            and node.lineno == node.end_lineno and starts.get(node.lineno) == 1}
+
+
+def returned_tuples(tree: ast.Module) -> dict[int, tuple[str, ...]]:
+    """Line -> names, for lines that hold nothing but `return a, b, ...` (plain names): the return event
+    right after a step from such a line returns a new tuple of the objects the names held at the line's
+    event, whose repr is made of theirs."""
+    starts = statements_per_line(tree)
+    return {node.lineno: tuple(e.id for e in node.value.elts) for node in ast.walk(tree)  # type: ignore[attr-defined]
+            if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and node.value.elts
+            and all(isinstance(e, ast.Name) for e in node.value.elts)
+            and node.lineno == node.end_lineno and starts.get(node.lineno) == 1}
+
+
+def _bind(func: ast.FunctionDef, call: ast.Call, max_repr: int,
+          program_names: set[str]) -> tuple[tuple[str, ArgumentSource], ...] | None:
+    """Python's binding of `call`'s arguments to `func`'s parameters, for arguments that are names,
+    literals or expressions of variables, operators and builtins (values.expression_reads; others bind
+    to None: unknown), defaults that are immutable literals; None when the call does not bind plainly
+    (`*`/`**`, a *args or **kwargs parameter, a missing or doubled argument)."""
+    args = func.args
+    if args.vararg or args.kwarg or any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords):
+        return None
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    if len(call.args) > len(positional):
+        return None
+    given: dict[str, ast.expr] = dict(zip(positional, call.args, strict=False))
+    for keyword in call.keywords:
+        if keyword.arg in given or keyword.arg in [a.arg for a in args.posonlyargs]:
+            return None
+        given[keyword.arg] = keyword.value  # type: ignore[index]
+    defaults = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
+    names = positional + [a.arg for a in args.kwonlyargs]
+    if set(given) - set(names):
+        return None
+    bound: list[tuple[str, ArgumentSource]] = []
+    for name in names:
+        if name in given:
+            node = given[name]
+            if isinstance(node, ast.Name):
+                bound.append((name, ("name", node.id)))
+            elif (text := immutable_literal(node, max_repr)) is not None:
+                bound.append((name, ("literal", text)))
+            elif expression_reads(node, program_names) is not None:
+                bound.append((name, ("expression", ast.unparse(node))))
+            else:
+                bound.append((name, None))
+        elif name in defaults:
+            text = immutable_literal(defaults[name], max_repr)
+            bound.append((name, ("literal", text) if text is not None else None))
+        else:
+            return None  # a TypeError at run time: no call event
+    return tuple(bound)
+
+
+Binding = tuple[tuple[tuple[str, ArgumentSource], ...], frozenset[str]]  # parameters, names to check
+
+
+def call_bindings(tree: ast.Module, max_repr: int) -> dict[tuple[int, str], Binding]:
+    """(line, function) -> the call event's parameters and where their values come from, for lines that
+    hold one statement, on that line alone, whose only call is of a plain module-level function of the
+    program (see _plain_functions) with arguments that are inert expressions (inert_lines). A step_into
+    from the line's event that lands on that function's call event has run nothing else, so the frame's
+    locals are exactly its parameters, holding the named variables' values. With the bindings come the
+    names that arguments other than a name or a literal read: the caller checks they hold builtin values
+    (an expression over them then changes no object, as on an inert line)."""
+    if defines_a_class(tree):
+        return {}
+    plain = _plain_functions(tree)
+    defs = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in plain}
+    program_names = bound_names(tree)
+    found: dict[tuple[int, str], Binding] = {}
+    for node in statements_binding_names(tree):
+        call = node.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in defs
+                and all(inert_expression(a) for a in [*call.args, *(k.value for k in call.keywords)])):
+            # the call inside an expression, or with arguments that builtins compute (`g(s, len(s))`)
+            call = _the_one_call(node, defs, program_names)
+            if call is None:
+                continue
+        assert isinstance(call.func, ast.Name)
+        bound = _bind(defs[call.func.id], call, max_repr, program_names)
+        if bound is not None:
+            computed = [a for a in [*call.args, *(k.value for k in call.keywords)]
+                        if not isinstance(a, ast.Name | ast.Constant)]
+            # the variables they read (not the builtins they call: `len` is no variable of the frame)
+            each = [expression_reads(a, program_names) for a in computed]
+            reads = frozenset(n.id for a in computed for n in ast.walk(a) if isinstance(n, ast.Name)) if any(
+                r is None for r in each) else frozenset(name for r in each if r is not None for name in r)
+            found[(node.lineno, call.func.id)] = (bound, reads)
+    return found
+
+
+def _the_one_call(node: ast.Assign | ast.AnnAssign | ast.Expr | ast.Return, defs: dict[str, ast.FunctionDef],
+                  program_names: set[str]) -> ast.Call | None:
+    """In a statement alone on one line (statements_with_a_value), the one call of a function in `defs` (`return [ord(c)] + aux(s[1:])`,
+    `return max(n, f(n - 1))`), where everything else in it, the call's arguments included, is made of
+    variables, operators and builtins (values.expression_reads): the part evaluated before the call
+    then runs no code of the program, and neither do the arguments. None for anything else."""
+    value = node.value
+    if value is None or any(isinstance(n, (*COMPREHENSION_NODES, ast.Lambda)) for n in ast.walk(value)):
+        return None  # a call inside one runs in its frame, with its variables, later than the line's event
+    calls = [n for n in ast.walk(value) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in defs]
+    if len(calls) != 1:
+        return None
+    call = calls[0]
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    if not all(expression_reads(a, program_names) is not None for a in [*call.args, *(k.value for k in call.keywords)]):
+        return None
+    return call if expression_reads(_without(value, call), program_names) is not None else None
+
+
+def _without(value: ast.expr, call: ast.Call, by: ast.expr | None = None) -> ast.expr:
+    """A copy of `value` with `call` replaced by `by` (a constant when None; deepcopy takes a memo entry
+    for the call as its copy); the tree is left as it is."""
+    return copy.deepcopy(value, memo={id(call): by if by is not None else ast.Constant(None)})
+
+
+# The name that stands for the value a call returned in call_expressions' expressions (no variable's name).
+RETURNED = "<returned>"
+# Builtins that build new objects or read their arguments, and never call code of the program on
+# values of the builtin types (a pure function may call them).
+_PURE_BUILTINS = READING_FUNCTIONS | frozenset({"print", "isinstance", "round", "float", "set", "dict", "frozenset",
+                                                "repr", "pow", "hash", "map", "filter"})
+_FRESH_MAKERS = frozenset({"list", "dict", "set", "sorted", "tuple", "str", "int", "float", "range", "len", "sum",
+                           "min", "max", "abs", "round", "bool", "ord", "chr"})
+_SAFE_AUGMENTED = (ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift)  # never in place on a list, set or dict
+
+
+def _makes_a_new_object(value: ast.expr) -> bool:
+    return isinstance(value, ast.List | ast.Dict | ast.Set | ast.ListComp | ast.DictComp | ast.SetComp | ast.Constant
+                      | ast.JoinedStr) or (
+        isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _FRESH_MAKERS)
+
+
+def _fresh_names(function: ast.FunctionDef) -> frozenset[str]:
+    """The local names of `function` that only ever hold objects made in its frame: every binding is
+    `NAME = VALUE` with VALUE a display, a comprehension, a constant, an f-string or a call of a builtin
+    that makes a new object, or `NAME op= ...`; no parameter."""
+    made: set[int] = set()  # the Name nodes bound by such a `NAME = VALUE`
+    augmented: set[int] = set()
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and _makes_a_new_object(node.value)):
+            made.add(id(node.targets[0]))
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            augmented.add(id(node.target))
+    stores = [n for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store | ast.Del)]
+    stale = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)} | {
+        n.id for n in stores if id(n) not in made and id(n) not in augmented}
+    return frozenset(n.id for n in stores if id(n) in made) - stale
+
+
+def pure_functions(tree: ast.Module) -> frozenset[str]:
+    """The plain functions of the program (_plain_functions, at module level) whose calls change no object
+    that existed before the call, in a program without classes: no `global`/`nonlocal`, no store into an
+    attribute, items stored and mutating methods called only on objects made in the frame
+    (_fresh_names), `op=` on other names only where it is never in place, and calls only of builtins that
+    read (on values of the builtin types), of reading methods, of `math`, and of other such functions.
+    A caller's objects are the same after such a call as before it."""
+    if defines_a_class(tree):
+        return frozenset()
+    plain = _plain_functions(tree)
+    defs = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in plain}
+    bound = bound_names(tree)
+    imported_math = any(isinstance(n, ast.Import) and any(a.name == "math" and a.asname is None for a in n.names)
+                        for n in ast.walk(tree))
+    needs: dict[str, set[str]] = {}
+    for name, function in defs.items():
+        fresh = _fresh_names(function)
+        calls: set[str] = set()
+        called = {id(node.func) for node in ast.walk(function) if isinstance(node, ast.Call)}
+        ok = True
+        for node in ast.walk(function):
+            if isinstance(node, ast.Global | ast.Nonlocal | ast.Yield | ast.YieldFrom | ast.Await | ast.ClassDef) or isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+                ok = False
+            elif (isinstance(node, ast.Attribute) and id(node) not in called and node.attr not in READING_METHODS
+                  and not (imported_math and isinstance(node.value, ast.Name) and node.value.id == "math")):
+                ok = False  # a method passed on, to be called by map, filter or a key: `map(xs.append, ys)`
+            elif isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
+                ok = ok and isinstance(node.value, ast.Name) and node.value.id in fresh
+            elif isinstance(node, ast.AugAssign):  # an item's `op=` is the store's (checked above)
+                ok = ok and (isinstance(node.op, _SAFE_AUGMENTED) or isinstance(node.target, ast.Subscript)
+                             or (isinstance(node.target, ast.Name) and node.target.id in fresh))
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in defs:
+                calls.add(node.id)  # called, or passed on to be called: it must be pure too
+            elif isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Name):
+                    ok = ok and (func.id in defs or (func.id in _PURE_BUILTINS and func.id not in bound))
+                elif isinstance(func, ast.Attribute):
+                    receiver = func.value
+                    ok = ok and (func.attr in READING_METHODS
+                                 or (func.attr in MUTATOR_NAMES and isinstance(receiver, ast.Name) and receiver.id in fresh)
+                                 or (imported_math and isinstance(receiver, ast.Name) and receiver.id == "math"))
+                else:
+                    ok = False
+            if not ok:
+                break
+        if ok:
+            needs[name] = calls
+    pure = set(needs)
+    changed = True
+    while changed:
+        changed = False
+        for name in list(pure):
+            if not needs[name] <= pure:
+                pure.discard(name)
+                changed = True
+    return frozenset(pure)
+
+
+CallExpression = tuple[tuple[str, ...] | None, str, ast.expr]
+
+
+def call_expressions(tree: ast.Module) -> dict[int, CallExpression]:
+    """Line -> (the names bound (none for an expression alone), or None for `return`; the function called;
+    the statement's expression with the call replaced by the name RETURNED), for lines whose one call of a
+    plain function of the program stands in an expression of variables, operators and builtins, its
+    arguments too (_the_one_call): `return n * fact(n - 1)`, `total += f(x)`, `best = max(best, g(x))`,
+    `y = f(x)`, in a program without classes. Nothing else on such a line runs code of the program or
+    changes an object, so when that function's frame returns to it, the value the line binds or returns
+    follows from the value returned and the caller's values at the call, where the call cannot have
+    changed them (constraint.py checks that)."""
+    if defines_a_class(tree) or may_print_a_container(tree):
+        return {}
+    plain = _plain_functions(tree)
+    defs = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in plain}
+    program_names = bound_names(tree)
+    shared = shared_names(tree)
+    found: dict[int, CallExpression] = {}
+    for node in [*statements_binding_names(tree), *(n for n in ast.walk(tree) if isinstance(n, ast.AugAssign))]:
+        names: tuple[str, ...] | None
+        if isinstance(node, ast.AugAssign):
+            if not isinstance(node.target, ast.Name) or node.lineno != node.end_lineno:
+                continue
+            names = (node.target.id,)
+            statement: ast.Assign | ast.AnnAssign | ast.Expr | ast.Return = ast.Expr(
+                value=as_operation(node))
+        elif isinstance(node, ast.Return):
+            names, statement = None, node
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            names = (target.id,) if isinstance(target, ast.Name) else None
+            if names is None:
+                continue
+            statement = node
+        elif isinstance(node, ast.Expr):
+            names, statement = (), node
+        else:
+            continue
+        if names is not None and set(names) & shared:
+            continue
+        value = statement.value
+        if value is None:
+            continue
+        call = _the_one_call(statement, defs, program_names)
+        if call is None:
+            continue
+        assert isinstance(call.func, ast.Name)
+        found[node.lineno] = (names, call.func.id, _without(value, call, ast.Name(id=RETURNED, ctx=ast.Load())))
+    return found
+
+
+def call_results(tree: ast.Module) -> dict[int, tuple[str, str]]:
+    """Line -> (name, function), for lines that hold nothing but `name = function(...)` or
+    `name = obj.function(...)`. When a frame of `function` returns to such a line and the caller's next
+    event is a line or its own return, no other call ran after it: `name` holds the value returned (the
+    caller checks that the frame returning is of `function`: a class's `__init__` returns None, not
+    the instance)."""
+    found: dict[int, tuple[str, str]] = {}
+    for node in statements_with_a_value(tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call)):
+            continue
+        func = node.value.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if name is not None:
+            found[node.lineno] = (node.targets[0].id, name)
+    return found
