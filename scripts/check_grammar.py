@@ -25,7 +25,7 @@ import sys
 
 from model_backend import trace_format as fmt
 from model_backend.data.build import iter_records, record_text
-from model_backend.engine.constraint import MAX_RUN, FrameConstraint, JsonString, ProgramFacts, Stack
+from model_backend.grammar import MAX_RUN, FrameConstraint, JsonString, ProgramFacts, Stack
 from model_backend.program import Program
 from model_backend.state import State
 

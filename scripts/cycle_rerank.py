@@ -34,10 +34,10 @@ from tqdm import tqdm
 from model_backend import trace_format as fmt
 from model_backend.data.build import iter_records, record_text
 from model_backend.engine.base import context_frame
-from model_backend.engine.constraint import FrameConstraint, ProgramFacts
 from model_backend.engine.decoding import FrameDecoder, branches_to_try
 from model_backend.engine.neural import LoadedModel, NeuralEngine
 from model_backend.eval.next_state import compare
+from model_backend.grammar import FrameConstraint, ProgramFacts
 from model_backend.state import Action, State
 
 INVERSE_OF = {"step_into": "inv_step_into", "step_over": "inv_step_over"}

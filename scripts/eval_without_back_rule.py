@@ -8,7 +8,7 @@ Takes the same options as `ndb eval next-state`.
 
 import sys
 
-from model_backend.engine.constraint import FrameConstraint
+from model_backend.grammar import FrameConstraint
 
 FrameConstraint._changeable_back = lambda self: None  # type: ignore[method-assign]
 from dap_server.cli import main  # noqa: E402

@@ -11,10 +11,9 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from model_backend import safe_ast
-from model_backend.engine.constraint import ProgramFacts
 from model_backend.engine.follow import (
     DEFAULT_FOLLOW_STEPS,
     MAX_FINISHING_JUMPS,
@@ -28,6 +27,9 @@ from model_backend.engine.follow import (
 )
 from model_backend.program import Program
 from model_backend.state import Action, StackFrame, State
+
+if TYPE_CHECKING:
+    from model_backend.grammar import ProgramFacts
 
 StartAt = Literal["entry", "exit"]
 MAX_TRAIL = 256

@@ -21,7 +21,7 @@ import torch
 
 from model_backend import trace_format as fmt
 from model_backend.engine.base import EngineError
-from model_backend.engine.constraint import FrameConstraint, Locals
+from model_backend.grammar import FrameConstraint, Locals
 from model_backend.state import State
 
 SAMPLE_DRAWS = 64  # draws tried in order before falling back to the best allowed token

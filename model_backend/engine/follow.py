@@ -20,8 +20,12 @@ call graph); the rest of the way is the model's own predictions.
 
 from __future__ import annotations
 
-from model_backend.engine.constraint import ProgramFacts
+from typing import TYPE_CHECKING
+
 from model_backend.state import Action, ActionKind, State
+
+if TYPE_CHECKING:
+    from model_backend.grammar import ProgramFacts
 
 # Single steps a followed action takes when an IDE breakpoint may wait on its way (at least).
 MAX_SINGLE_STEPS = 256

@@ -2,7 +2,7 @@
 
 One session keeps the program and its trajectory in the model's KV cache: the program is encoded once
 at start, and each step feeds only the action's tokens and generates the next frame under the
-format's grammar (model_backend.engine.constraint). The cache is cut back to the program (and the
+format's grammar (model_backend.grammar). The cache is cut back to the program (and the
 current state re-encoded) only when the direction changes (forward <-> inverse contexts differ),
 after set_variable, or when the context would outgrow the model.
 
@@ -31,7 +31,6 @@ from transformers.utils import logging as hf_logging
 
 from model_backend import trace_format as fmt
 from model_backend.engine.base import Cancelled, Engine, EngineError, StepwiseEngine, context_frame
-from model_backend.engine.constraint import FrameConstraint, ProgramFacts
 from model_backend.engine.decoding import (
     FrameDecoder,
     Generated,
@@ -41,6 +40,7 @@ from model_backend.engine.decoding import (
     request_generator,
 )
 from model_backend.engine.ensemble import EnsembleCache, EnsembleLM, is_ensemble, load_ensemble
+from model_backend.grammar import FrameConstraint, ProgramFacts
 from model_backend.program import Program
 from model_backend.state import Action, State
 from model_backend.view import HeaderPlanner, HeaderTooLong, ProgramView

@@ -21,8 +21,8 @@ from tqdm import tqdm
 
 from model_backend import trace_format as fmt
 from model_backend.data.build import iter_records, record_text, top_kind
-from model_backend.engine.constraint import ProgramFacts
 from model_backend.engine.neural import LoadedModel, NeuralEngine
+from model_backend.grammar import ProgramFacts
 from model_backend.program import Program
 from model_backend.state import Action, State
 

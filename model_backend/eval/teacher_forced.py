@@ -40,9 +40,9 @@ from transformers import LlamaForCausalLM
 from model_backend import trace_format as fmt
 from model_backend.data.build import iter_records, record_text
 from model_backend.engine.base import context_frame
-from model_backend.engine.constraint import FrameConstraint, ProgramFacts
 from model_backend.engine.decoding import FrameDecoder, Vocabulary
 from model_backend.eval.next_state import BAR_ACTIONS
+from model_backend.grammar import FrameConstraint, ProgramFacts
 
 TOP_K = 64
 

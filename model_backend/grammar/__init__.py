@@ -1,12 +1,25 @@
 """The grammar of constrained decoding: what a frame of the trace format may hold, for one program.
 
-The family modules encode Python's behaviour: lines.py (lines and branches), bindings.py, containers.py,
-loops.py, comprehensions.py, calls.py (calls and returns), printing.py and back.py (steps back), over the
-shared readings of the source in syntax.py and of shown values in values.py and evaluation.py.
+automata.py holds the token automata, facts.py the program's facts, registry.py the declared rules
+(docs/grammar.md lists them), frame.py the per-frame state machine that asks them; the family modules
+(lines, bindings, containers, loops, comprehensions, calls, printing, back) encode Python's behaviour.
 """
 
 from __future__ import annotations
 
+from model_backend.grammar.automata import (
+           CUT_REPR,
+           MAX_RUN,
+           Choice,
+           JsonString,
+           Locals,
+           Spliced,
+           Stack,
+           Value,
+)
 from model_backend.grammar.evaluation import constant_value
+from model_backend.grammar.facts import EXPRESSION_FRAMES, ProgramFacts
+from model_backend.grammar.frame import FrameConstraint
 
-__all__ = ["constant_value"]
+__all__ = ["CUT_REPR", "EXPRESSION_FRAMES", "MAX_RUN", "Choice", "FrameConstraint", "JsonString", "Locals",
+           "ProgramFacts", "Spliced", "Stack", "Value", "constant_value"]

@@ -41,7 +41,6 @@ import torch
 
 from model_backend import trace_format as fmt
 from model_backend.engine.base import EngineError, StepwiseEngine, context_frame
-from model_backend.engine.constraint import FrameConstraint, ProgramFacts
 from model_backend.engine.decoding import (
     FrameDecoder,
     Generated,
@@ -59,6 +58,7 @@ from model_backend.engine.neural import (
     index_vocabulary,
     line_costs,
 )
+from model_backend.grammar import FrameConstraint, ProgramFacts
 from model_backend.program import Program
 from model_backend.state import Action, State
 from model_backend.view import HeaderPlanner, HeaderTooLong, ProgramView

@@ -8,7 +8,7 @@ import ast
 import random
 
 from model_backend import trace_format as fmt
-from model_backend.engine.constraint import FrameConstraint, ProgramFacts
+from model_backend.grammar import FrameConstraint, ProgramFacts
 from model_backend.grammar.back import container_before
 from model_backend.grammar.containers import attribute_updates, plain_classes
 from model_backend.program import Program

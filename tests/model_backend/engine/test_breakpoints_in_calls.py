@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from model_backend.engine.base import StepwiseEngine
-from model_backend.engine.constraint import ProgramFacts
 from model_backend.engine.follow import breakpoint_in_reach, runs_through_events
+from model_backend.grammar import ProgramFacts
 from model_backend.mdp import BdbState, TraceMDP
 from model_backend.program import Program
 from model_backend.state import Action, State

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from model_backend import trace_format as fmt
-from model_backend.engine.constraint import FrameConstraint, ProgramFacts
+from model_backend.grammar import FrameConstraint, ProgramFacts
 from model_backend.grammar.bindings import value_repr
 from model_backend.grammar.lines import truth
 from model_backend.grammar.loops import for_loops, iterable_elements

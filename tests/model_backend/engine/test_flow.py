@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from model_backend import trace_format as fmt
-from model_backend.engine.constraint import EXPRESSION_FRAMES, FrameConstraint, ProgramFacts
+from model_backend.grammar import EXPRESSION_FRAMES, FrameConstraint, ProgramFacts
 from model_backend.grammar.bindings import value_repr
 from model_backend.grammar.lines import frame_ends, next_lines
 from model_backend.program import Program
@@ -408,7 +408,7 @@ def test_the_inert_lines_and_what_they_read() -> None:
 def _steps_from_inert_lines(program: Program, events: list) -> int:
     """Check, on a trace, that the frame's next event after an inert line whose reads hold builtin values
     changes no variable but those the line binds; return how many steps were checked."""
-    from model_backend.engine.constraint import _builtin_value
+    from model_backend.grammar.shown import builtin_value as _builtin_value
 
     facts = ProgramFacts.of(program)
     last: dict[int, Any] = {}
@@ -689,7 +689,7 @@ def test_the_parameters_a_line_binds_at_its_call() -> None:
 def _call_events_after_lines(table: dict[tuple[int, str], Any], events: list) -> Iterator[tuple[Any, Any, Any]]:
     """(line event, call event, table entry) for each call event right after a line event whose (line,
     called function) is in `table` and whose entry's last part, the names to check, hold builtin values."""
-    from model_backend.engine.constraint import _builtin_value
+    from model_backend.grammar.shown import builtin_value as _builtin_value
 
     for event, following in pairwise(events):
         entry = table.get((event.line, following.function))
@@ -790,7 +790,7 @@ def test_what_a_comprehension_starts_with() -> None:
 def _comprehension_starts_checked(program: Program, events: list) -> int:
     """On a trace: each comprehension's call event right after a line event of a line in
     facts.comprehensions holds the `.0` and free values the grammar would force; how many were checked."""
-    from model_backend.engine.constraint import _iterator_type
+    from model_backend.grammar.shown import iterator_type as _iterator_type
 
     checked = 0
     for event, following, (source, frees, _) in _call_events_after_lines(ProgramFacts.of(program).comprehensions, events):
@@ -882,7 +882,7 @@ def test_the_for_loops_whose_next_element_the_values_tell() -> None:
 
 
 def test_the_elements_a_shown_value_iterates() -> None:
-    from model_backend.engine.constraint import shown_elements
+    from model_backend.grammar.shown import shown_elements
 
     assert shown_elements("'aba'") == (["'a'", "'b'", "'a'"], False)
     assert shown_elements("\"it's\"") == (["'i'", "'t'", '"\'"', "'s'"], False)

@@ -160,7 +160,7 @@ def test_a_frame_that_fails_to_parse_gives_an_error_state(trained_model: LoadedM
 def test_a_grammar_that_allows_no_token_gives_an_error_state(trained_model: LoadedModel,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """A dead end of the decoding grammar (a rule that leaves no token) fails the frame, not the engine."""
-    from model_backend.engine.constraint import FrameConstraint
+    from model_backend.grammar import FrameConstraint
 
     program, _ = traced("early_return")
     engine = NeuralEngine(trained_model)
@@ -253,8 +253,8 @@ def test_frame_job_redoes_a_choice_whose_token_vllm_dropped(random_model: Loaded
     """The vLLM logits processor's bookkeeping (no vLLM needed): a row sampled during a chunked prefill
     gets a token that vLLM drops, then the same position is asked again with the real logits. The frame
     must come out as if the dropped call never happened."""
-    from model_backend.engine.constraint import FrameConstraint, ProgramFacts
     from model_backend.engine.decoding import FrameDecoder
+    from model_backend.grammar import FrameConstraint, ProgramFacts
     from model_backend.worker.vllm_engine import FrameJob
 
     program, result = traced("nested_calls")

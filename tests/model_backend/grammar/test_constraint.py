@@ -10,7 +10,7 @@ from itertools import pairwise
 import pytest
 
 from model_backend import trace_format as fmt
-from model_backend.engine.constraint import (
+from model_backend.grammar import (
     CUT_REPR,
     MAX_RUN,
     FrameConstraint,

@@ -1,0 +1,142 @@
+"""The declared rules of the frame grammar: where several rules could fill one slot of a frame, which
+one wins is their explicit priority here (lower first), never the order of an expression.
+
+Each `Rule` names the slot it fills, the Python behaviour it encodes (one line), and the test that
+checks it (docs/grammar.md lists them all; tests/model_backend/grammar/test_registry.py checks that
+each test exists and makes its rule win). `first(slot, frame, ask)` asks the slot's rules in order of
+priority and gives the first result that says something (a non-empty one), else `otherwise`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from model_backend.grammar.frame import FrameConstraint
+
+# The slots rules fill: the line a frame is on; the variables its locals must show, from what the step's
+# line binds ("locals.bound") or from entering or leaving a frame ("locals.entry", before those of the
+# line); the value a call or return event shows.
+SLOTS = ("line", "locals.entry", "locals.bound", "value")
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What a rule filling a frame's locals is given: the names the frame may show (`keys`), and the
+    ones a diff may name (`diff_keys`; None: any of `keys`)."""
+
+    keys: frozenset[bytes] = frozenset()
+    diff_keys: frozenset[bytes] | None = None
+
+    @property
+    def changeable(self) -> frozenset[bytes]:
+        """The names the step may change: a diff's, where one is bounded, else every one."""
+        return self.keys if self.diff_keys is None else self.diff_keys
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    priority: int  # among the rules of one slot, the lower wins
+    slot: str
+    behaviour: str  # the Python behaviour the rule encodes, in one line
+    test: str  # "tests/<path>.py::<test function>" that checks it
+    fn: Callable[[FrameConstraint, Ask], Any]
+
+
+_CONSTRAINT_TESTS = "tests/model_backend/grammar/test_constraint.py"
+
+RULES: tuple[Rule, ...] = (
+    Rule("following_lines", 10, "line",
+         "a step within a frame goes to a line that can follow the previous one (Python's control flow)",
+         f"{_CONSTRAINT_TESTS}::test_step_goes_to_a_following_line",
+         lambda frame, ask: frame._following_lines()),
+    Rule("preceding_lines", 20, "line",
+         "a step back within a frame lands on a line that the later line can follow",
+         f"{_CONSTRAINT_TESTS}::test_step_back_lands_on_a_preceding_line",
+         lambda frame, ask: frame._preceding_lines()),
+    Rule("frame_lines", 90, "line",
+         "any frame is on a line of a function of the program",
+         f"{_CONSTRAINT_TESTS}::test_line_is_a_line_of_the_program",
+         lambda frame, ask: frame.facts.frame_lines),
+    Rule("call_arguments", 10, "locals.entry",
+         "a call binds its parameters to the arguments the calling line passes",
+         f"{_CONSTRAINT_TESTS}::test_call_binds_the_arguments",
+         lambda frame, ask: frame._call_arguments(ask.keys)),
+    Rule("comprehension_start", 20, "locals.entry",
+         "a comprehension's frame starts with `.0`, an iterator of its iterable, and its free names",
+         f"{_CONSTRAINT_TESTS}::test_comprehension_starts_with_its_iterator",
+         lambda frame, ask: frame._comprehension_start(ask.keys)),
+    Rule("caller_after_return", 30, "locals.entry",
+         "after a return the caller keeps the immutable values it held and binds `NAME = f(...)`'s result",
+         f"{_CONSTRAINT_TESTS}::test_caller_keeps_its_values_after_a_return",
+         lambda frame, ask: frame._caller_after_return(ask.keys)),
+    Rule("imported", 10, "locals.bound",
+         "`import m` and `from m import n` bind the names of a known module",
+         f"{_CONSTRAINT_TESTS}::test_import_binds_the_module",
+         lambda frame, ask: frame._imported(ask.keys)),
+    Rule("computed", 20, "locals.bound",
+         "`NAME = EXPR` of variables, operators and builtins binds the value EXPR gives",
+         f"{_CONSTRAINT_TESTS}::test_assignment_binds_the_computed_value",
+         lambda frame, ask: frame._computed(ask.keys)),
+    Rule("mutated", 30, "locals.bound",
+         "a list or dict method call leaves the container as the method does (`append`, `pop`, ...)",
+         f"{_CONSTRAINT_TESTS}::test_method_call_changes_the_container",
+         lambda frame, ask: frame._mutated(ask.keys)),
+    Rule("computed_back", 40, "locals.bound",
+         "stepping back over a one-to-one change (`x += c`, `xs.append(v)`) restores the earlier value",
+         f"{_CONSTRAINT_TESTS}::test_step_back_restores_the_earlier_value",
+         lambda frame, ask: frame._computed_back(ask.keys)),
+    Rule("attribute_updated", 50, "locals.bound",
+         "`obj.attr = EXPR` or `obj.attr.append(v)` changes one field of a plain object",
+         f"{_CONSTRAINT_TESTS}::test_attribute_update_changes_one_field",
+         lambda frame, ask: frame._attribute_updated(ask.changeable)),
+    Rule("returned_value", 10, "value",
+         "`return EXPR` returns the value EXPR gives (a loop left at a frame's end returns None)",
+         f"{_CONSTRAINT_TESTS}::test_return_shows_the_returned_value",
+         lambda frame, ask: frame._returned_value()),
+    Rule("comprehension_result", 20, "value",
+         "a comprehension returns the list, set or dict its elements make",
+         f"{_CONSTRAINT_TESTS}::test_comprehension_returns_its_result",
+         lambda frame, ask: frame._comprehension_result()),
+    Rule("value_after_call", 30, "value",
+         "`return f(...)`-like lines return the value their expression gives with the callee's result",
+         f"{_CONSTRAINT_TESTS}::test_return_of_a_call_shows_its_value",
+         lambda frame, ask: frame._value_after_return()),
+)
+
+_recorded: list[set[str]] = []
+
+
+@cache
+def rules_of(slot: str) -> tuple[Rule, ...]:
+    """The rules that fill `slot`, highest priority first."""
+    return tuple(sorted((rule for rule in RULES if rule.slot == slot), key=lambda rule: rule.priority))
+
+
+def first(slot: str, frame: FrameConstraint, ask: Ask | None = None, otherwise: Any = None) -> Any:
+    """The result of the first of `slot`'s rules, by priority, whose result is not empty (or None);
+    `otherwise` when none has one."""
+    ask = ask if ask is not None else Ask()
+    for rule in rules_of(slot):
+        result = rule.fn(frame, ask)
+        if result:
+            for names in _recorded:
+                names.add(rule.name)
+            return result
+    return otherwise
+
+
+@contextmanager
+def recording() -> Iterator[set[str]]:
+    """The names of the rules that win a slot while the block runs."""
+    names: set[str] = set()
+    _recorded.append(names)
+    try:
+        yield names
+    finally:
+        _recorded.remove(names)
