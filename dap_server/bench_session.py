@@ -32,7 +32,7 @@ from model_backend.program import Program
 from model_backend.state import Action
 
 PROMPT = b"(ndb) "
-STOP_LINE = re.compile(rb"^> .*\((\d+)\)", re.MULTILINE)
+STOP_LINE = re.compile(rb"^> .*?\((\d+)\)[^\s()]*\(\)", re.MULTILINE)  # > PATH(LINE)FUNC()
 
 
 def entry_of(source: str) -> str | None:
