@@ -104,6 +104,20 @@ def register(app: typer.Typer) -> None:
             return
         typer.echo(f"{len(manifest.shards)} shards converted to format 2 in {time.monotonic() - start:.1f}s: {out}")
 
+    @data_app.command("coverage")
+    def coverage_cmd(
+        data: Annotated[Path, typer.Option("--data", help="A dataset directory written by `ndb data build`.")],
+        split: Annotated[list[str] | None, typer.Option("--split", help="Split to read (repeatable; default: train and heldout).")] = None,
+    ) -> None:
+        """Programs of a dataset by source and by construct (the realistic benchmark's list)."""
+        from model_backend.data.coverage import coverage
+
+        if not data.is_dir():
+            _fail(f"no such dataset directory: {data}")
+        for name in split or ["train", "heldout"]:
+            for line in coverage(data, name).lines():
+                typer.echo(line)
+
     @data_app.command("tokenizer")
     def tokenizer(
         data: Annotated[Path, typer.Option("--data", help="A dataset directory written by `ndb data build`.")],
