@@ -11,6 +11,7 @@ from model_backend import cli as backend_cli
 from model_backend.data import commands as data_commands
 from model_backend.engine.follow import DEFAULT_FOLLOW_STEPS
 from model_backend.eval import commands as eval_commands
+from model_backend.grammar import commands as grammar_commands
 from model_backend.model import commands as model_commands
 from model_backend.sandbox import Limits
 from model_backend.worker import commands as worker_commands
@@ -26,6 +27,7 @@ backend_cli.register(app)
 data_commands.register(app)
 model_commands.register(app)
 eval_commands.register(app)
+grammar_commands.register(app)
 bench_app = typer.Typer(help="Benchmarks (figures go to docs/benchmarks.md).", no_args_is_help=True)
 backend_cli.register_bench(bench_app)
 app.add_typer(bench_app, name="bench")
@@ -61,6 +63,39 @@ def bench_session(
     from dap_server.bench_session import bench_session as run
 
     typer.echo(json.dumps(run(program, entry, steps=steps, distance=distance, engine=engine, model=model), indent=2))
+
+
+@bench_app.command("large-values")
+def bench_large_values(runs: Annotated[int, typer.Option(min=1, help="Runs to take the median of.")] = 3) -> None:
+    """An oracle session's trace when an object holds 100,000 numbers: with and without its attributes (JSON)."""
+    import json
+
+    from model_backend.bench import bench_large_values as run
+
+    typer.echo(json.dumps(run(runs), indent=2))
+
+
+@bench_app.command("breakpoint-next")
+def bench_breakpoint_next(
+    program: Annotated[str, typer.Argument(help="Program to debug.")] = "examples/demo.py",
+    entry: Annotated[str, typer.Option(help="Call expression.")] = "word_stats(['neural', 'debugger', 'dap'])",
+    line: Annotated[int, typer.Option(help="The caller's line to step over (it calls the function).")] = 14,
+    breakpoint: Annotated[int, typer.Option(help="A line inside the called function.")] = 5,
+    model: Annotated[str | None, typer.Option(help="Checkpoint directory (default: the shipped model).")] = None,
+) -> None:
+    """What a breakpoint inside a callee costs `next` on the neural engine: `next` over LINE without and with
+    BREAKPOINT (stop, states taken, seconds; JSON)."""
+    import json
+
+    from model_backend.bench import bench_breakpoint_next as run
+    from model_backend.engine.base import EngineError
+    from model_backend.program import ProgramError
+
+    try:
+        rows = run(program, entry, line=line, breakpoint=breakpoint, model=model)
+    except (ProgramError, EngineError, ValueError, OSError) as exc:
+        backend_cli.fail(str(exc))
+    typer.echo(json.dumps(rows, indent=2))
 
 
 @app.command()

@@ -37,7 +37,7 @@ _CLOSER_OF = {0x29: 0x28, 0x5D: 0x5B, 0x7D: 0x7B}  # ) ] } -> ( [ {
 _JSON_ESCAPED = {0x22: 0x22, 0x5C: 0x5C, 0x2F: 0x2F}  # \" \\ \/ stand for these characters
 CUT_REPR = 200  # the tracer cuts a longer repr there and adds "...", so its shape is no longer whole
 # One character repeated more than this in a row ends a value's repr: no value in our datasets has a run
-# longer than 42 (scripts/check_grammar.py), while a model that starts repeating one character (a
+# longer than 42 (`ndb grammar check`), while a model that starts repeating one character (a
 # degenerate loop) would otherwise write it up to MAX_STRING times, in every variable of the frame.
 MAX_RUN = 64
 

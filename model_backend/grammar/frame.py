@@ -284,7 +284,7 @@ class FrameConstraint:
     def _step_from_line(self) -> bool:
         """A step_into or step_over from a line event of a frame that flow.py follows. Its next event is
         in the same frame unless it is a call: pdb stops at a call event before any line or return of
-        another frame (tests/test_flow.py, scripts/check_grammar.py)."""
+        another frame (tests/model_backend/grammar/test_lines.py, `ndb grammar check`)."""
         prev = self.prev
         return (not self.inverse and self.action in ("step_into", "step_over") and prev is not None
                 and prev.exit is None and prev.event == "line" and prev.line is not None

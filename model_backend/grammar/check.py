@@ -1,7 +1,8 @@
-"""Count the traced values and stacks that the grammar's shape rules would refuse (it should be none).
+"""`ndb grammar check DATA SPLIT [N]`: count the traced values and stacks that the grammar's shape rules
+would refuse (it should be none).
 
-    python scripts/check_grammar.py data_out/mix4 train 30000
-    python scripts/check_grammar.py data_out/v2 heldout
+    ndb grammar check data_out/mix4 train 30000
+    ndb grammar check data_out/v2 heldout
 
 Every local and return value of the first N trajectories of a split is fed, as the JSON string the trace
 format writes, through `JsonString(repr_shape=True)`; every stack through `Stack` with the facts of the
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 
 from model_backend import trace_format as fmt
 from model_backend.data.build import iter_records, record_text
@@ -57,9 +57,8 @@ def walked_frame(facts: ProgramFacts, prev: State | None, state: State, inverse:
     return constraint if constraint.done else None
 
 
-def main() -> None:
-    data, split = sys.argv[1], sys.argv[2]
-    limit = int(sys.argv[3]) if len(sys.argv) > 3 else None
+def check(data: str, split: str, limit: int | None = None) -> list[str]:
+    """The report's lines: the counts, then what the grammar refused (at most 20 of each kind)."""
     values = stacks = trajectories = names = run = frames = loop_steps = appends = stores = returns = ordered = comprehensions = truths = 0
     computed = mutating = mutated = printed = silent = after_call = undone = preceded = 0
     called = after_callee = comprehension_results = cannot_raise = attributes = 0
@@ -127,7 +126,7 @@ def main() -> None:
                 stacks += 1
                 if stack_refused(state, facts):
                     refused_stacks.append(f"{parsed.entry or ''}: line {state.line}, {[(f.function, f.line) for f in state.stack]}")
-    print(f"{trajectories} trajectories of {data} ({split}): {values} values, refused {len(refused_values)}; "
+    report = [f"{trajectories} trajectories of {data} ({split}): {values} values, refused {len(refused_values)}; "
           f"{stacks} stacks, refused {len(refused_stacks)}; {names} local names, refused {len(refused_names)}; "
           f"longest run of one character in a value: {run} (MAX_RUN {MAX_RUN}); "
           f"{frames} whole frames after their actions, refused {len(refused_frames)} "
@@ -149,10 +148,6 @@ def main() -> None:
           f"{after_callee} steps from a return to a caller whose line says whether it can return, "
           f"{comprehension_results} comprehension returns whose value the shown values tell, "
           f"{cannot_raise} steps from a line whose computed value says it raised nothing, "
-          f"{attributes} steps after which an object's new text is known from an attribute update)")
-    for item in refused_values[:20] + refused_stacks[:20] + refused_names[:20] + refused_frames[:20]:
-        print("  ", repr(item))
-
-
-if __name__ == "__main__":
-    main()
+          f"{attributes} steps after which an object's new text is known from an attribute update)"]
+    items = refused_values[:20] + refused_stacks[:20] + refused_names[:20] + refused_frames[:20]
+    return report + [f"   {item!r}" for item in items]

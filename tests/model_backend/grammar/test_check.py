@@ -1,0 +1,56 @@
+"""`ndb grammar check` on a tiny build: the grammar refuses none of the traced frames, and counts the rules
+that governed the steps."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dap_server.cli import app
+from model_backend.data.build import build_dataset
+from model_backend.program import Program
+
+PROGRAMS = [
+    Program(source="def f(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n",
+            entry="f([1, 2, 3])"),
+    Program(source="def g(n):\n    out = []\n    for i in range(n):\n        out.append(i * i)\n    return out\n",
+            entry="g(4)"),
+]
+HEAD = re.compile(r"(\d+) trajectories of (.+) \((\w+)\): (\d+) values, refused 0; (\d+) stacks, refused 0; "
+                  r"(\d+) local names, refused 0; longest run of one character in a value: \d+ \(MAX_RUN 64\); "
+                  r"(\d+) whole frames after their actions, refused 0 \((\d+) of them steps from a `for` header")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("grammar") / "build"
+    build_dataset(out, seed=3, n_generated=0, traj_per_program=6, heldout_fraction=0.0, workers=1, shard_size=50,
+                  progress=False, real_code=False, programs=PROGRAMS)
+    return out
+
+
+def test_check_refuses_nothing_traced_and_counts_the_rules(built: Path) -> None:
+    result = CliRunner().invoke(app, ["grammar", "check", str(built), "train"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert len(lines) == 1, lines  # nothing refused is listed
+    head = HEAD.match(lines[0])
+    assert head is not None, lines[0]
+    trajectories, data, split, values, stacks, names, frames, loop_steps = head.groups()
+    assert (data, split) == (str(built), "train")
+    assert int(trajectories) == 12 and int(values) > 0 and int(frames) > 0
+    assert int(loop_steps) > 0  # the `for` loops' steps are governed by the loop rule
+
+
+def test_check_reads_only_the_first_n_trajectories(built: Path) -> None:
+    result = CliRunner().invoke(app, ["grammar", "check", str(built), "train", "2"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"2 trajectories of {built} (train): ")
+
+
+def test_check_of_a_missing_build_fails(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["grammar", "check", str(tmp_path / "none"), "train"])
+    assert result.exit_code == 2
