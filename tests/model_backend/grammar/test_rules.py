@@ -1,0 +1,112 @@
+"""Each registered rule of the frame grammar (model_backend/grammar/registry.py), on a program traced here:
+from every state of the trace, each action's true frame is accepted, and the rule wins its slot for some
+of them. A rule that fixed a value other than the one Python traced would refuse a true frame."""
+
+from __future__ import annotations
+
+from model_backend import trace_format as fmt
+from model_backend.grammar import FrameConstraint, ProgramFacts, registry
+from model_backend.mdp import TraceMDP
+from model_backend.program import Program
+from model_backend.sandbox import run_trace
+from model_backend.state import Action, State
+
+ACTIONS = ("step_into", "step_over", "step_return", "inv_step_into", "inv_step_over")
+
+
+def rules_won(source: str, entry: str | None) -> set[str]:
+    """Trace the program, take every action from every state along its step_into walk (forward ones told
+    the states before, as a trajectory would), and check that the grammar accepts each true frame: the
+    names of the rules that won a slot on the way."""
+    program = Program(source=source, entry=entry)
+    result = run_trace(program)
+    assert result.exit == "normal"
+    facts, mdp = ProgramFacts.of(program, objects=True), TraceMDP(result)
+    walk = [mdp.start_position()]
+    while walk[-1] != mdp.exit_position and len(walk) < 500:
+        walk.append(mdp.step(walk[-1], Action(kind="step_into"))[0])
+    states: list[State] = [mdp.state(position) for position in walk]
+    won: set[str] = set()
+    for index, position in enumerate(walk):
+        prev = states[index]
+        if prev.exit is not None:
+            continue
+        for kind in ACTIONS:
+            following, stdout = mdp.step(position, Action(kind=kind))  # type: ignore[arg-type]
+            inverse = kind.startswith("inv_")
+            trail = () if inverse else tuple((before, "step_into") for before in states[:index])
+            with registry.recording() as names:
+                constraint = FrameConstraint(facts, prev, inverse, kind, trail)
+                constraint.push_frame_text(fmt.frame_target(mdp.state(following, stdout=stdout), prev, inverse)[len(fmt.FRAME):])
+            assert constraint.done, (prev.line, kind)
+            won |= names
+    return won
+
+
+CALLS = """\
+def g(a, b):
+    c = a * b
+    return c
+
+def f(x):
+    y = g(x, 2)
+    return y
+"""
+
+
+def test_step_goes_to_a_following_line() -> None:
+    assert "following_lines" in rules_won("def f(x):\n    y = x + 1\n    if y > 2:\n        y = 0\n    return y\n", "f(5)")
+
+
+def test_step_back_lands_on_a_preceding_line() -> None:
+    assert "preceding_lines" in rules_won("def f(x):\n    y = x + 1\n    if y > 2:\n        y = 0\n    return y\n", "f(5)")
+
+
+def test_line_is_a_line_of_the_program() -> None:
+    assert "frame_lines" in rules_won("def f(x):\n    return x\n", "f(1)")
+
+
+def test_call_binds_the_arguments() -> None:
+    assert "call_arguments" in rules_won(CALLS, "f(3)")
+
+
+def test_comprehension_starts_with_its_iterator() -> None:
+    assert "comprehension_start" in rules_won("def f(xs):\n    ys = [x * 2 for x in xs]\n    return ys\n", "f([1, 2])")
+
+
+def test_caller_keeps_its_values_after_a_return() -> None:
+    assert "caller_after_return" in rules_won(CALLS, "f(3)")
+
+
+def test_import_binds_the_module() -> None:
+    assert "imported" in rules_won("from math import pi\nx = 1\n", None)
+
+
+def test_assignment_binds_the_computed_value() -> None:
+    assert "computed" in rules_won("def f(x):\n    y = x * 2 + 1\n    z = max(y, 4)\n    return z\n", "f(3)")
+
+
+def test_method_call_changes_the_container() -> None:
+    assert "mutated" in rules_won("def f(xs):\n    xs.sort()\n    last = xs.pop()\n    return last\n", "f([3, 1, 2])")
+
+
+def test_step_back_restores_the_earlier_value() -> None:
+    assert "computed_back" in rules_won("def f(x):\n    x += 3\n    x *= 2\n    return x\n", "f(1)")
+
+
+def test_attribute_update_changes_one_field() -> None:
+    source = ("class Cart:\n    def __init__(self):\n        self.count = 0\n\n"
+              "def main():\n    cart = Cart()\n    cart.count = 5\n    n = 1\n    return n\n")
+    assert "attribute_updated" in rules_won(source, "main()")
+
+
+def test_return_shows_the_returned_value() -> None:
+    assert "returned_value" in rules_won("def f(x):\n    y = x + 1\n    return y\n", "f(1)")
+
+
+def test_comprehension_returns_its_result() -> None:
+    assert "comprehension_result" in rules_won("def f(xs):\n    ys = [x * 2 for x in xs]\n    return ys\n", "f([1, 2])")
+
+
+def test_return_of_a_call_shows_its_value() -> None:
+    assert "value_after_call" in rules_won("def g(a):\n    return a + 1\n\ndef f(x):\n    return g(x) * 2\n", "f(3)")
