@@ -15,7 +15,7 @@ from model_backend.grammar.bindings import value_repr
 from model_backend.grammar.containers import mutation_reprs
 from model_backend.grammar.evaluation import value_of
 from model_backend.grammar.loops import iterable_elements
-from model_backend.grammar.values import Unknown, shown_literal
+from model_backend.grammar.values import Unknown, shown_container, shown_literal
 
 # ---- backwards: what a variable held before a statement, from what it holds after ----------------
 # A step back shows the later state; for a few statements the earlier value of what they change follows
@@ -119,12 +119,10 @@ def container_before(statement: ast.stmt, container: str, result: str | None, la
     the values `later` shows after it, where the statement is one-to-one on it: `C.append(V)`,
     `C.extend(V)`, `C.insert(I, V)`, `C.reverse()`, `X = C.pop(...)` (X tells what left),
     `C[K] op= V` and `C[K] = C[K] op V` or `C.get(K, D) op V` (with op one of + - * ^). None elsewhere."""
-    text = later.get(container)
-    try:
-        after = shown_literal(text)
-    except Unknown:
+    parsed = shown_container(later, container)
+    if parsed is None:
         return None
-    assert text is not None
+    text, after = parsed
     read = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id not in (container, result)}
     if any(text in later.get(name, "") for name in read):
         return None  # another name may be the same object, or hold it: it changed too

@@ -20,14 +20,13 @@ from model_backend.grammar.evaluation import value_of
 from model_backend.grammar.syntax import (
     Lines,
     as_operation,
-    bound_names,
     except_lines,
     header_lines,
     header_parts,
     line_span,
     may_print_a_container,
     names_bound,
-    shared_names,
+    program_names,
     statements_per_line,
 )
 from model_backend.grammar.values import Unknown, expression_reads, holds_a_set
@@ -69,9 +68,7 @@ def simple_assignments(tree: ast.Module, max_repr: int) -> tuple[dict[int, tuple
     same repr. A literal is read with ast.literal_eval, which evaluates no code. Sets are left out: a set
     of several elements may print in another order than it was written. Names declared global or
     nonlocal are left out: the binding is not the frame's own."""
-    starts = statements_per_line(tree)
-    shared = shared_names(tree)
-    bound = bound_names(tree)
+    bound, shared, starts = program_names(tree)
     literals: dict[int, tuple[str, str]] = {}
     copies: dict[int, tuple[str, str]] = {}
     for node in ast.walk(tree):
@@ -114,12 +111,10 @@ def computed_values(tree: ast.Module) -> tuple[dict[int, tuple[tuple[str, ...], 
     says nothing): line -> (the names, the expression) for `NAME = EXPR`, `A, B = EXPR` and `NAME op=
     EXPR` (as `NAME op EXPR`), and line -> the expression for `return EXPR`. On values of the builtin types such an expression runs no
     code of the program, so the values shown at the line's event give what the step binds or returns
-    (model_backend/engine/constraint.py). Names declared global or nonlocal are left out."""
+    (model_backend/grammar/frame.py). Names declared global or nonlocal are left out."""
     if may_print_a_container(tree):
         return {}, {}
-    bound = bound_names(tree)
-    shared = shared_names(tree)
-    starts = statements_per_line(tree)
+    bound, shared, starts = program_names(tree)
     assigned: dict[int, tuple[tuple[str, ...], ast.expr]] = {}
     returned: dict[int, ast.expr] = {}
     for node in ast.walk(tree):

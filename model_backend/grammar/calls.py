@@ -349,7 +349,7 @@ def call_expressions(tree: ast.Module) -> dict[int, CallExpression]:
     `y = f(x)`, in a program without classes. Nothing else on such a line runs code of the program or
     changes an object, so when that function's frame returns to it, the value the line binds or returns
     follows from the value returned and the caller's values at the call, where the call cannot have
-    changed them (constraint.py checks that)."""
+    changed them (frame.py checks that)."""
     if defines_a_class(tree) or may_print_a_container(tree):
         return {}
     plain = _plain_functions(tree)

@@ -195,7 +195,7 @@ def comprehension_loops(tree: ast.Module) -> dict[tuple[int, str], Comprehension
     loop's top), and the return event once the iterable is done. If every variable it reads holds a
     value of the builtin types, nothing else runs and no object changes, so the iterable is what the
     caller showed at the line event of the call, and the trail's count of line events says which element
-    a step takes (model_backend/engine/constraint.py). Empty for a program that defines a class or whose
+    a step takes (model_backend/grammar/frame.py). Empty for a program that defines a class or whose
     own objects could print like a container."""
     found: dict[tuple[int, str], ComprehensionLoop | None] = {}
     for node, comp, last_called, bound, builtins in _statement_comprehensions(tree):

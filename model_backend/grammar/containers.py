@@ -32,6 +32,7 @@ from model_backend.grammar.syntax import (
     immutable_literal,
     inert_expression,
     may_print_a_container,
+    program_names,
     reads_only,
     shared_names,
     statements_per_line,
@@ -44,7 +45,7 @@ from model_backend.grammar.values import (
     expression_reads,
     holds_a_set,
     plain_value,
-    shown_literal,
+    shown_container,
 )
 
 
@@ -172,9 +173,7 @@ def mutations(tree: ast.Module) -> dict[int, tuple[str, ast.stmt, str | None]]:
     program, so the shown values give the container after it (mutation_reprs). Names declared global or nonlocal are left out."""
     if may_print_a_container(tree):
         return {}
-    bound = bound_names(tree)
-    shared = shared_names(tree)
-    starts = statements_per_line(tree)
+    bound, shared, starts = program_names(tree)
     found: dict[int, tuple[str, ast.stmt, str | None]] = {}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Expr | ast.Assign | ast.AugAssign | ast.Delete):
@@ -268,18 +267,16 @@ def item_stores(tree: ast.Module, max_repr: int) -> dict[int, ItemStore]:
     `NAME.append(EXPR)` or `NAME.insert(INT, EXPR)`, with KEY a variable or an immutable literal and EXPR
     an expression that reads only (reads_only). Where every variable the line reads holds a value of the
     builtin types, nothing runs but the store itself: after a step from the line within its frame, a list
-    or a dict NAME showed whole is the same but for one item, whose value is free (model_backend/engine/
-    constraint.py builds that shape). `NAME[OUTER][KEY] = EXPR` (and `op=`) stores into the list or dict
+    or a dict NAME showed whole is the same but for one item, whose value is free (model_backend/grammar/
+    frame.py builds that shape). `NAME[OUTER][KEY] = EXPR` (and `op=`) stores into the list or dict
     NAME holds at OUTER: then NAME's other items stay too, where that inner one is not also elsewhere in
     NAME (`[[0] * 3] * 3` holds one list three times), which the caller checks from the repr. Empty for a
     program that defines a class (an instance's methods and operators are the program's code) or where
     NAME is shared with other frames (`global`, `nonlocal`)."""
     if defines_a_class(tree):
         return {}
-    bound = bound_names(tree)
+    bound, shared, starts = program_names(tree)
     builtins = frozenset(STORE_BUILTINS - bound)
-    starts = statements_per_line(tree)
-    shared = shared_names(tree)
     found: dict[int, ItemStore] = {}
     for node in ast.walk(tree):
         if not isinstance(node, ast.stmt) or node.lineno != node.end_lineno or starts.get(node.lineno) != 1:
@@ -444,12 +441,10 @@ def attribute_updates(tree: ast.Module) -> dict[int, AttributeUpdate]:
     (values.expression_reads). Where OWNER shows the whole version-3 text of an object of one of
     `plain_classes` (that does not define ATTR), such a line runs no code of the program, and the
     object's text after it is its text before with the one field changed, or added at the end
-    (model_backend/engine/constraint.py checks the rest). Empty where `plain_classes` is."""
+    (model_backend/grammar/frame.py checks the rest). Empty where `plain_classes` is."""
     if not plain_classes(tree):
         return {}
-    bound = bound_names(tree)
-    shared = shared_names(tree)
-    starts = statements_per_line(tree)
+    bound, shared, starts = program_names(tree)
     found: dict[int, AttributeUpdate] = {}
     for node in ast.walk(tree):
         if node.__class__ not in (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr):
@@ -502,12 +497,10 @@ def mutation_reprs(statement: ast.stmt, container: str, shown: Mapping[str, str]
     None), each cut as the tracer cuts it. None where the shown values do not tell: the container cut,
     a set, a builtin that raises, or a name it reads whose repr holds the container's (it may be the
     same object, or hold it, which would make the container hold itself)."""
-    text = shown.get(container)
-    try:
-        obj = shown_literal(text)
-    except Unknown:
+    parsed = shown_container(shown, container)
+    if parsed is None:
         return None
-    assert text is not None
+    text, obj = parsed
     if type(obj) not in _MUTATORS:
         return None
     read = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id != container}

@@ -256,7 +256,7 @@ def truth_tests(tree: ast.Module) -> dict[int, TruthTest]:
     `not` a name, or made of variables, operators and builtins (values.expression_reads: `len(word) ==
     1`, `i.isdigit()`), alone on the header's line, with the body on later lines. Testing such a test on
     values of the builtin types runs no code of the program, so the values shown at the header's line
-    event say where a step goes (model_backend/engine/constraint.py). Empty for a program whose own
+    event say where a step goes (model_backend/grammar/frame.py). Empty for a program whose own
     objects could print like a literal (may_print_a_container: a class with a base, a `__repr__` or
     `__iter__` of its own); another object of the program's shows a repr that is no literal, and then the
     test is left free (an object may be true or false as it likes)."""

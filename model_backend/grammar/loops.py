@@ -17,11 +17,9 @@ from dataclasses import dataclass
 from model_backend.grammar.evaluation import ITERABLES, value_of
 from model_backend.grammar.syntax import (
     READING_BUILTINS,
-    bound_names,
     may_print_a_container,
     names_bound,
-    shared_names,
-    statements_per_line,
+    program_names,
 )
 from model_backend.grammar.values import MAX_ELEMENTS, expression_reads, holds_a_set
 
@@ -111,18 +109,16 @@ def for_loops(tree: ast.Module) -> dict[int, ForLoop]:
     (`sentence.split()`, `sorted(counts.items())`: model_backend/grammar/evaluation.py), whose header stands
     alone on its line with the body on lines after it. A step from the header's line event takes the iterable's next element or
     leaves the loop, and nothing else happens (iterating a value of the builtin types runs none of the
-    program's code): the caller reads that element from the shown values (model_backend/engine/
-    constraint.py). When the loop starts, the header has just evaluated the iterable, so the shown value
+    program's code): the caller reads that element from the shown values (model_backend/grammar/
+    frame.py). When the loop starts, the header has just evaluated the iterable, so the shown value
     is the one iterated; going round again, the flags say whether the shown values still tell where the
     iteration stands. Empty for a program that may print a container of its own
     (a class with a base, or a `__repr__`): such an object's repr could look like a list and iterate
     otherwise."""
     if may_print_a_container(tree):
         return {}
-    bound = bound_names(tree)
+    bound, declared, starts = program_names(tree)
     builtins = frozenset(READING_BUILTINS - bound)
-    declared = shared_names(tree)
-    starts = statements_per_line(tree)
     enclosing: dict[int, ast.AST] = {}  # a loop -> the function (or module) whose frame runs it
     todo: list[tuple[ast.AST, ast.AST]] = [(tree, tree)]
     while todo:

@@ -217,6 +217,11 @@ READING_BUILTINS = frozenset({"len", "print", "sum", "min", "max", "sorted", "st
                                "float", "dict", "isinstance", "type"})
 
 
+def program_names(tree: ast.Module) -> tuple[set[str], frozenset[str], dict[int, int]]:
+    """What most rules read of a program first: `bound_names`, `shared_names` and `statements_per_line`."""
+    return bound_names(tree), shared_names(tree), statements_per_line(tree)
+
+
 def bound_names(tree: ast.Module) -> set[str]:
     """Every name the program binds anywhere (so a builtin's name it binds may not be the builtin)."""
     return ({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from model_backend import safe_ast
@@ -308,6 +308,18 @@ def shown_literal(text: str | None) -> object:
     if repr(value) != text or holds_a_set(value):
         raise Unknown
     return value
+
+
+def shown_container(shown: Mapping[str, str], name: str) -> tuple[str, object] | None:
+    """The text `name` shows and the value it is the whole repr of (shown_literal); None where it shows
+    none."""
+    text = shown.get(name)
+    if text is None:
+        return None
+    try:
+        return text, shown_literal(text)
+    except Unknown:
+        return None
 
 
 # Sets: their iteration order here need not be the traced program's (a string's hash differs from one
