@@ -2,11 +2,11 @@
 
 The lines a statement spans and runs before its body (`line_span`, `header_lines`, `except_lines`,
 `statements_per_line`), which code can suspend (`suspends`, `is_generator_def`, `suspending_functions`),
-the names a statement binds (`header_parts`, `names_bound`, `bound_names`, `shared_names`), which
-statements carry a value or bind names (`statements_with_a_value`, `statements_binding_names`), which
-expressions call nothing and change nothing (`inert_expression`, `reads_only`), literals shown as
-their repr (`immutable_literal`), and a few guards (`defines_a_class`, `may_print_a_container`,
-`as_operation`). Derived from the source text alone, never by running it.
+the names a statement binds (`header_parts`, `names_bound`, `bound_names`, `shared_names`; the
+three most rules read first: `program_names`), which statements carry a value or bind names
+(`statements_with_a_value`, `statements_binding_names`), which expressions call nothing and change
+nothing (`inert_expression`, `reads_only`), literals shown as their repr (`immutable_literal`), and a
+few guards (`defines_a_class`, `may_print_a_container`, `as_operation`). Derived from the source text alone, never by running it.
 """
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ call no code of the program and change no object. Nothing of the program runs (t
 runs user code); this reads the source the way a person checking a debugger's state would.
 
 `expression_reads(node, bound)` checks an expression once, from the source (the builtins it may call:
-`READING_FUNCTIONS`, the methods: `READING_METHODS`); `shown_literal(text)` and `shown_set(text)`
-rebuild the value a state shows, and `holds_a_set(value)` tells a value whose order need not be the
-traced program's. What cannot be told raises `Unknown`: a variable not shown or cut, a set, a builtin
+`READING_FUNCTIONS`, the methods: `READING_METHODS`); `shown_literal(text)`, `shown_set(text)` and
+`shown_container(shown, name)` rebuild the value a state shows, and `holds_a_set(value)` tells a
+value whose order need not be the traced program's. What cannot be told raises `Unknown`: a variable not shown or cut, a set, a builtin
 that would raise (then the program raises, which the model predicts). model_backend/grammar/
 evaluation.py computes the expressions.
 """
