@@ -60,7 +60,7 @@ def test_the_lines_step_into_must_leave_by_a_call() -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_traced_line_that_must_call_does(name: str) -> None:
-    """On the corpus traces: the event after a line event on such a line (in a frame flow.py follows) is a
+    """On the corpus traces: the event after a line event on such a line (in a frame the line rules follow) is a
     call or an exception, in any frame."""
     program, result = traced(name)
     must_call = ProgramFacts.of(program).must_call
