@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import statistics
 import subprocess
 import sys
@@ -100,6 +101,8 @@ class Terminal:
         while not data.endswith(PROMPT):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no prompt within {self.timeout:.0f} s; last output: {data[-400:]!r}")
+            if not select.select([fd], [], [], 1.0)[0]:
+                continue
             chunk = os.read(fd, 65536)
             if not chunk:
                 raise RuntimeError(f"ndb debug ended: {data[-800:].decode(errors='replace')}")
@@ -127,6 +130,7 @@ class Terminal:
             self.proc.wait(timeout=30)
         except (OSError, subprocess.TimeoutExpired):
             self.proc.kill()
+            self.proc.wait()
 
 
 def stop_line(output: bytes) -> int | None:
@@ -156,17 +160,21 @@ def bench_session(path: str, entry: str | None = None, *, steps: int = 20, dista
         if plan is None:
             figures["continue"] = f"no line is first reached {distance} or more steps from the start"
             return figures
+        figures.update({"breakpoint_line": plan.breakpoint_line, "breakpoint_steps_away": plan.breakpoint_steps})
         term.send(f"b {plan.breakpoint_line}")
-        seconds, out = term.send("c")
-        figures.update({"breakpoint_line": plan.breakpoint_line, "breakpoint_steps_away": plan.breakpoint_steps,
-                        "continue_s": round(seconds, 2), "continue_stopped_at": stop_line(out)})
-        next_seconds, next_lines = [], []
-        for expected in plan.next_lines:
-            if expected is None:
-                break
-            seconds, out = term.send("n")
-            next_seconds.append(seconds)
-            next_lines.append(stop_line(out))
+        next_seconds: list[float] = []
+        next_lines: list[int | None] = []
+        try:
+            seconds, out = term.send("c")
+            figures.update({"continue_s": round(seconds, 2), "continue_stopped_at": stop_line(out)})
+            for expected in plan.next_lines:
+                if expected is None:
+                    break
+                seconds, out = term.send("n")
+                next_seconds.append(seconds)
+                next_lines.append(stop_line(out))
+        except TimeoutError:
+            figures["timed_out"] = f"a command took over {timeout:.0f} s (`c`, or `n` number {len(next_seconds) + 1})"
     finally:
         term.close()
     if next_seconds:
@@ -192,9 +200,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--distance", type=int, default=20)
     parser.add_argument("--engine", default="neural")
     parser.add_argument("--model")
+    parser.add_argument("--timeout", type=float, default=600.0)
     args = parser.parse_args(argv)
     print(json.dumps(bench_session(args.program, args.entry, steps=args.steps, distance=args.distance,
-                                   engine=args.engine, model=args.model), indent=2))
+                                   engine=args.engine, model=args.model, timeout=args.timeout), indent=2))
     return 0
 
 

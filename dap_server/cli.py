@@ -56,13 +56,15 @@ def bench_session(
     distance: Annotated[int, typer.Option(help="Single steps from the start to the breakpoint's first hit, at least.")] = 20,
     engine: Annotated[str, typer.Option(help="neural (default) or oracle.")] = "neural",
     model: Annotated[str | None, typer.Option(help="Checkpoint directory (default: the shipped model).")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds one command may take before the run stops there.")] = 600.0,
 ) -> None:
     """What a person feels in `ndb debug`: first prompt, `c` to a breakpoint, `n` (seconds, JSON)."""
     import json
 
     from dap_server.bench_session import bench_session as run
 
-    typer.echo(json.dumps(run(program, entry, steps=steps, distance=distance, engine=engine, model=model), indent=2))
+    figures = run(program, entry, steps=steps, distance=distance, engine=engine, model=model, timeout=timeout)
+    typer.echo(json.dumps(figures, indent=2))
 
 
 @bench_app.command("large-values")
@@ -73,29 +75,6 @@ def bench_large_values(runs: Annotated[int, typer.Option(min=1, help="Runs to ta
     from model_backend.bench import bench_large_values as run
 
     typer.echo(json.dumps(run(runs), indent=2))
-
-
-@bench_app.command("breakpoint-next")
-def bench_breakpoint_next(
-    program: Annotated[str, typer.Argument(help="Program to debug.")] = "examples/demo.py",
-    entry: Annotated[str, typer.Option(help="Call expression.")] = "word_stats(['neural', 'debugger', 'dap'])",
-    line: Annotated[int, typer.Option(help="The caller's line to step over (it calls the function).")] = 14,
-    breakpoint: Annotated[int, typer.Option(help="A line inside the called function.")] = 5,
-    model: Annotated[str | None, typer.Option(help="Checkpoint directory (default: the shipped model).")] = None,
-) -> None:
-    """What a breakpoint inside a callee costs `next` on the neural engine: `next` over LINE without and with
-    BREAKPOINT (stop, states taken, seconds; JSON)."""
-    import json
-
-    from model_backend.bench import bench_breakpoint_next as run
-    from model_backend.engine.base import EngineError
-    from model_backend.program import ProgramError
-
-    try:
-        rows = run(program, entry, line=line, breakpoint=breakpoint, model=model)
-    except (ProgramError, EngineError, ValueError, OSError) as exc:
-        backend_cli.fail(str(exc))
-    typer.echo(json.dumps(rows, indent=2))
 
 
 @app.command()
