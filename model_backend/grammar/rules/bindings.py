@@ -1,0 +1,144 @@
+# mypy: disable-error-code="misc"
+# (the rules are methods of FrameConstraint, which inherits them: their `self` is a FrameConstraint)
+"""Bindings: the names a step can change, and the values a line that binds literals, copies, imports or computed expressions gives them.
+
+The rules of this family that `FrameConstraint` (model_backend/grammar/frame.py) asks, as methods it
+inherits; registry.py declares the ones that compete for a slot."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import cached_property
+from typing import TYPE_CHECKING, TypeVar
+
+from model_backend import trace_format as fmt
+from model_backend.grammar.bindings import value_repr
+from model_backend.grammar.shown import (
+    IMMUTABLE_REPR,
+    MAX_REPR,
+    bound_texts,
+    builtin_value,
+)
+from model_backend.state import State
+
+_SPECIAL_TOKEN = re.compile(r"<\|[a-z0-9_]+\|>")  # every "<|" of a frame starts one (docs/trace-format.md)
+_Entry = TypeVar("_Entry")
+
+_NO_EVENT_LINE = re.compile(r"\s*(else|finally)\s*:\s*(#.*)?")  # a clause's header: no code, never a line event
+MAX_LOOP_BACK = 256  # elements a step back onto a loop's header follows from the first (more: left to the model)
+
+if TYPE_CHECKING:
+    from model_backend.grammar.frame import FrameConstraint
+
+
+_Entry = TypeVar("_Entry")
+
+
+class BindingRules:
+    """The frame grammar's rules of this family: bindings."""
+
+    @cached_property
+    def _computes_here(self: FrameConstraint) -> bool:
+        """After a step from a line that only binds names to, or returns, an expression of variables,
+        operators and builtins (flow.computed_values): whether the shown values give that expression a value (and, for
+        `A, B = EXPR`, as many elements as names) in deduce.py, which computes only what Python would
+        compute without raising."""
+        prev = self.prev
+        if not self._step_from_line() or prev is None or prev.stack[-1].function in self.facts.suspending:
+            return False  # (a generator's step may stop in another frame: pdb's next passes over its yields)
+        if prev.line in self.facts.computed_returns:  # `return EXPR`
+            return value_repr(self.facts.computed_returns[prev.line], prev.locals, MAX_REPR) is not None
+        entry = self.facts.computed.get(prev.line) if prev.line is not None else None
+        return entry is not None and bound_texts(*entry, prev.locals) is not None
+
+    def _changeable(self: FrameConstraint) -> frozenset[str] | None:
+        """The variables a diff may name after a step within the frame: those the previous line's
+        statement can bind, those any call can rebind, and those whose value may be a mutable object
+        (a value whose repr is a number, a string, a bool or None can only change by a new binding),
+        unless the line is inert (flow.inert_lines) and every name it reads holds a builtin value; where
+        the line changes objects only through some names (flow.mutating_lines), only the mutable values
+        whose reprs hold theirs or are held in them.
+        Dunder names (a class body's own) are always allowed. The frame's return event right after such
+        a step is bound the same way (only the line's statement ran). None where the rule does not apply."""
+        if self.inverse:
+            return self._changeable_back()
+        if self.event not in ("line", "return") or not self._step_from_line() or self.stack_written:
+            return None
+        prev = self.prev
+        assert prev is not None and prev.line is not None
+        bound = self.facts.binds.get(prev.line)
+        if bound is None:
+            return None
+        reads = self.facts.inert.get(prev.line)
+        if reads is not None and all(builtin_value(prev.locals.get(name)) for name in reads):
+            return bound | self.facts.shared  # nothing ran that could change an object
+        mutable = {name for name, value in prev.locals.items() if not IMMUTABLE_REPR.fullmatch(value)}
+        mutating = self.facts.mutating.get(prev.line)
+        if (mutating is not None and all(builtin_value(prev.locals.get(name)) for name in mutating[0])
+                and all(len(prev.locals[name]) <= MAX_REPR for name in mutable)):  # no repr cut
+            # Only the objects of the names it changes through could change, and any object that holds
+            # one of them or is held in one (its repr holds theirs, or theirs holds its), or a view of
+            # one (`dict_keys([...])`: any value not of the builtin types stays free)
+            changed = [prev.locals[name] for name in mutating[1]]
+            mutable = {name for name in mutable if not builtin_value(prev.locals[name])
+                       or any(prev.locals[name] in c or c in prev.locals[name] for c in changed)}
+        return bound | self.facts.shared | mutable
+
+    def _forced_value(self: FrameConstraint, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes] | None, bool]:
+        """After a step within the frame from a line that is only `name = <literal>` or `name = other`:
+        name's value (as JSON), and whether it had that value already. Nothing where the rule does not
+        apply, or where `other` is not among the frame's shown variables (a global, a builtin)."""
+        if not self._step_within_frame():
+            return None, False
+        prev = self.prev
+        assert prev is not None and prev.line is not None
+        if prev.line in self.facts.literals:
+            name, text = self.facts.literals[prev.line]
+        elif prev.line in self.facts.copies and self.facts.copies[prev.line][1] in prev.locals:
+            name, other = self.facts.copies[prev.line]
+            text = prev.locals[other]
+        elif prev.line in self.facts.appends and (appended := self._appended(*self.facts.appends[prev.line])) is not None:
+            name, text = appended
+        else:
+            return None, False
+        if name.encode() not in keys:
+            return None, False
+        return (name.encode(), fmt._json(text).encode()), prev.locals.get(name) == text
+
+    def _computed(self: FrameConstraint, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
+        """After a step within the frame from a line that only binds names to an expression of variables,
+        operators and builtins (flow.computed_values): those names with the values the expression gives
+        on the shown values (model_backend/engine/deduce.py), as (key, JSON) pairs; empty where the
+        shown values do not tell, or `A, B = EXPR` gives no pair of whole reprs."""
+        entry = self._stepped_from(self.facts.computed)
+        if entry is None:
+            return ()
+        prev, (names, expression) = entry
+        texts = bound_texts(names, expression, prev.locals)
+        if texts is None or any(name.encode() not in keys for name in names):
+            return ()
+        return tuple((name.encode(), fmt._json(text).encode()) for name, text in zip(names, texts, strict=True))
+
+    def _imported(self: FrameConstraint, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
+        """After a step within the frame from a line that only imports names of a known module
+        (flow.imported_values): those names with their values, as (key, JSON) pairs; empty elsewhere."""
+        if not self._step_within_frame():
+            return ()
+        assert self.prev is not None and self.prev.line is not None
+        pairs = self.facts.imports.get(self.prev.line, ())
+        return tuple((name.encode(), fmt._json(text).encode()) for name, text in pairs if name.encode() in keys)
+
+    def _held(self: FrameConstraint, pairs: tuple[tuple[bytes, bytes], ...]) -> frozenset[bytes]:
+        """The keys of these (key, JSON) pairs whose variable showed that value already (a diff may leave them out)."""
+        shown = self.prev.locals if self.prev is not None else {}
+        return frozenset(key for key, value in pairs
+                         if key.decode() in shown and fmt._json(shown[key.decode()]).encode() == value)
+
+    def _stepped_from(self: FrameConstraint, table: Mapping[int, _Entry]) -> tuple[State, _Entry] | None:
+        """After a step within the frame from a line event: the previous state and the table's entry for
+        its line; None elsewhere."""
+        prev = self.prev
+        if not self._step_within_frame() or prev is None or prev.line not in table:
+            return None
+        return prev, table[prev.line]  # type: ignore[index]
