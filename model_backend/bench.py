@@ -1,4 +1,5 @@
-"""Benchmarks that are commands, not timed tests: `ndb bench tracer` (and the others registered here)."""
+"""Benchmarks that are commands, not timed tests: `ndb bench tracer` and `ndb bench large-values` (registered by
+model_backend/cli.py and dap_server/cli.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import statistics
 import time
 from typing import Any
 
+from model_backend.engine.oracle import SESSION_MAX_REPR
 from model_backend.program import Program
 from model_backend.sandbox import Limits, run_trace
 
@@ -47,3 +49,40 @@ def bench_tracer(repeats: int = 5, events: int = 20_000) -> dict[str, Any]:
         "sandbox_startup_ms_p90": sorted(startups)[int(0.9 * (len(startups) - 1))],
         "runs": repeats,
     }
+
+
+# An object holding 100,000 numbers, whose method runs 2,000 events: a repr that wrote the whole list at
+# every event would cost seconds.
+_STORE = """
+class Store:
+    def __init__(self, n):
+        self.items = list(range(n))
+
+    def total(self):
+        s = 0
+        for x in self.items[:1000]:
+            s += x
+        return s
+
+store = Store(100000)
+print(store.total())
+"""
+
+
+def bench_large_values(runs: int = 3) -> list[dict[str, Any]]:
+    """How long an oracle session's trace takes when an object holds a large value: a session records the
+    attributes of the program's objects at every event, each repr cut at SESSION_MAX_REPR characters
+    (docs/oracle.md). One row without the attributes, one with them."""
+    program = Program(source=_STORE, path="store.py")
+    rows = []
+    for attributes in (False, True):
+        limits = Limits(max_repr=SESSION_MAX_REPR, record_globals=True, record_attributes=attributes)
+        times = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            result = run_trace(program, limits)
+            times.append(time.perf_counter() - started)
+        rows.append({"record_attributes": attributes, "events": len(result.events), "exit": result.exit,
+                     "exit_reason": result.exit_reason, "median_s": statistics.median(times), "runs": runs})
+    return rows
+
