@@ -3,7 +3,7 @@ at a time.
 
 step_over across a call, step_return and continue pass many events before they stop. A model can predict
 such an action in one jump, but the jump is its weakest prediction: nothing checks the states it skips,
-while each single step is checked and partly computed by the grammar (constraint.py, deduce.py). So a
+while each single step is checked and partly computed by the grammar (model_backend/grammar). So a
 stepwise engine follows the action: it takes step_into until pdb's rules (docs/mdp.md) say the action
 stops: at the starting frame's next event (step_over), at its return (step_return), at a line event on
 a breakpoint line (any of them; continue stops only there), or at the program's end.
