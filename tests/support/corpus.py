@@ -14,7 +14,7 @@ from tests.support import REPO, TESTS
 
 PROGRAMS_DIR = TESTS / "programs"
 # A loop the model walks one predicted step at a time for minutes (the pause, cancel and mid-run breakpoint
-# tests, VS Code's DebugClient test and scripts/bench_pause.py all use it).
+# tests and VS Code's DebugClient test use it).
 SPIN = (REPO / "vscode-extension" / "test" / "fixtures" / "spin.py").read_text()
 
 
