@@ -7,47 +7,27 @@ from __future__ import annotations
 
 import ast
 import symtable
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from model_backend import safe_ast
-from model_backend.grammar.bindings import computed_values, imported_values, line_bindings, simple_assignments
 from model_backend.grammar.calls import (
     Binding,
     CallExpression,
-    call_bindings,
-    call_expressions,
-    call_results,
-    must_call_lines,
-    pure_functions,
-    returned_names,
-    returned_tuples,
 )
 from model_backend.grammar.comprehensions import (
     ComprehensionCall,
     ComprehensionLoop,
-    comprehension_calls,
-    comprehension_loops,
-    nested_comprehension_loops,
     symbol_table,
 )
 from model_backend.grammar.containers import (
     AttributeUpdate,
     ItemStore,
-    appended_values,
-    attribute_updates,
-    inert_lines,
-    item_stores,
-    mutating_lines,
-    mutations,
-    plain_classes,
 )
-from model_backend.grammar.lines import TruthTest, frame_ends, next_lines, statement_line_orders, truth_tests
-from model_backend.grammar.loops import ForLoop, for_loops
-from model_backend.grammar.printing import printed_lines
-from model_backend.grammar.syntax import ArgumentSource, is_generator_def, shared_names, suspending_functions
+from model_backend.grammar.lines import TruthTest
+from model_backend.grammar.loops import ForLoop
+from model_backend.grammar.syntax import ArgumentSource, is_generator_def
 from model_backend.program import Program
 from model_backend.sandbox import Limits
 
@@ -178,7 +158,9 @@ class ProgramFacts:
         except SyntaxError:
             tree = ast.Module(body=[], type_ignores=[])
         source = Source(program, tree, symbol_table(program.source), _uses_dynamic_lookup(tree), objects)
-        fields: dict[str, Any] = {}
+        from model_backend.grammar.rules import FACT_BUILDERS  # the families' rules read facts.py
+
+        fields = program_facts(source)
         for builder in FACT_BUILDERS:
             fields.update(builder(source))
         return cls(**fields)
@@ -228,74 +210,6 @@ def program_facts(source: Source) -> dict[str, Any]:
     return {"lines": lines, "names": frozenset(names), "functions": frozenset(functions),
             "spans": {name: frozenset(span) for name, span in spans.items()},
             "scopes": {} if source.dynamic else scope_names(source.table, tree)}
-
-
-def line_facts(source: Source) -> dict[str, Any]:
-    """Lines and branches: which line can follow which, where a frame can end, the order of a
-    statement's line events, `if`/`while` tests, lines that always call, lines that run no code."""
-    tree, dynamic = source.tree, source.dynamic
-    return {"next_lines": next_lines(tree), "ends": frame_ends(tree),
-            "line_orders": statement_line_orders(source.program.source, tree),
-            "truths": {} if dynamic else truth_tests(tree), "must_call": must_call_lines(tree),
-            "inert": {} if dynamic else inert_lines(tree)}
-
-
-def binding_facts(source: Source) -> dict[str, Any]:
-    """Bindings: the names each line can bind, literal and copied values, imports, computed values."""
-    tree, dynamic = source.tree, source.dynamic
-    literals, copies = simple_assignments(tree, source.max_repr)
-    computed, computed_returns = ({}, {}) if dynamic else computed_values(tree)
-    return {"binds": {} if dynamic else line_bindings(tree), "shared": shared_names(tree),
-            "literals": literals, "copies": copies, "imports": imported_values(tree, source.max_repr),
-            "computed": computed, "computed_returns": computed_returns}
-
-
-def container_facts(source: Source) -> dict[str, Any]:
-    """Containers: list and dict mutations, appends, item stores, and (format 3) attribute updates of
-    plain objects; whether a `{...}` repr has distinct keys."""
-    tree, dynamic, objects = source.tree, source.dynamic, source.objects
-    return {"unique_keys": "__repr__" not in source.program.source,
-            "mutating": {} if dynamic else mutating_lines(tree), "mutations": {} if dynamic else mutations(tree),
-            "appends": appended_values(tree, source.max_repr),
-            "stores": {} if dynamic else item_stores(tree, source.max_repr),
-            "classes": plain_classes(tree) if objects and not dynamic else {},
-            "attribute_updates": attribute_updates(tree) if objects and not dynamic else {}}
-
-
-def loop_facts(source: Source) -> dict[str, Any]:
-    """Loops: the `for` loops whose steps the grammar follows."""
-    return {"loops": {} if source.dynamic else for_loops(source.tree)}
-
-
-def comprehension_facts(source: Source) -> dict[str, Any]:
-    """Comprehensions: who can call one, what its call binds, its loop, and the loops nested in it."""
-    tree, dynamic = source.tree, source.dynamic
-    return {"comprehension_callers": {} if dynamic else comprehension_callers(tree),
-            "comprehensions": {} if dynamic else comprehension_calls(source.table, tree),
-            "comprehension_loops": {} if dynamic else comprehension_loops(tree),
-            "nested_loops": {} if dynamic else nested_comprehension_loops(tree)}
-
-
-def call_facts(source: Source) -> dict[str, Any]:
-    """Calls and returns: where a function can be called from, what a call binds, generators, pure
-    functions, and what `return` lines return."""
-    tree, dynamic = source.tree, source.dynamic
-    return {"call_lines": {} if dynamic else direct_call_lines(tree), "suspending": suspending_functions(tree),
-            "pure": frozenset() if dynamic else pure_functions(tree),
-            "call_expressions": {} if dynamic else call_expressions(tree), "returns": returned_names(tree),
-            "returned_tuples": returned_tuples(tree),
-            "calls": {} if dynamic else call_bindings(tree, source.max_repr), "call_results": call_results(tree)}
-
-
-def printing_facts(source: Source) -> dict[str, Any]:
-    """Printing: the lines that only print expressions of variables, operators and builtins."""
-    return {"printed": {} if source.dynamic else printed_lines(source.tree)}
-
-
-# Each family of rules contributes the facts its rules read; together they fill every field of ProgramFacts
-FACT_BUILDERS: tuple[Callable[[Source], dict[str, Any]], ...] = (
-    program_facts, line_facts, binding_facts, container_facts, loop_facts, comprehension_facts, call_facts,
-    printing_facts)
 
 
 # Names through which a program can reach a function without writing its name in a call, or bind

@@ -7,8 +7,7 @@ inherits; registry.py declares the ones that compete for a slot."""
 
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from model_backend import trace_format as fmt
 from model_backend.grammar.back import container_before, values_before
@@ -19,15 +18,8 @@ from model_backend.grammar.shown import (
     builtin_value,
 )
 
-_SPECIAL_TOKEN = re.compile(r"<\|[a-z0-9_]+\|>")  # every "<|" of a frame starts one (docs/trace-format.md)
-_Entry = TypeVar("_Entry")
-
-_NO_EVENT_LINE = re.compile(r"\s*(else|finally)\s*:\s*(#.*)?")  # a clause's header: no code, never a line event
-MAX_LOOP_BACK = 256  # elements a step back onto a loop's header follows from the first (more: left to the model)
-
 if TYPE_CHECKING:
     from model_backend.grammar.frame import FrameConstraint
-
 
 MAX_LOOP_BACK = 256  # elements a step back onto a loop's header follows from the first (more: left to the model)
 

@@ -1,36 +1,37 @@
 # mypy: disable-error-code="misc"
 # (the rules are methods of FrameConstraint, which inherits them: their `self` is a FrameConstraint)
-"""Bindings: the names a step can change, and the values a line that binds literals, copies, imports or computed expressions gives them.
+"""Bindings: the names a step can change, and the values a line that binds literals, copies, imports or computed
+expressions gives them.
 
 The rules of this family that `FrameConstraint` (model_backend/grammar/frame.py) asks, as methods it
 inherits; registry.py declares the ones that compete for a slot."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from model_backend import trace_format as fmt
-from model_backend.grammar.bindings import value_repr
+from model_backend.grammar.bindings import (
+    computed_values,
+    imported_values,
+    line_bindings,
+    simple_assignments,
+    value_repr,
+)
+from model_backend.grammar.facts import Source
 from model_backend.grammar.shown import (
     IMMUTABLE_REPR,
     MAX_REPR,
     bound_texts,
     builtin_value,
 )
+from model_backend.grammar.syntax import shared_names
 from model_backend.state import State
-
-_SPECIAL_TOKEN = re.compile(r"<\|[a-z0-9_]+\|>")  # every "<|" of a frame starts one (docs/trace-format.md)
-_Entry = TypeVar("_Entry")
-
-_NO_EVENT_LINE = re.compile(r"\s*(else|finally)\s*:\s*(#.*)?")  # a clause's header: no code, never a line event
-MAX_LOOP_BACK = 256  # elements a step back onto a loop's header follows from the first (more: left to the model)
 
 if TYPE_CHECKING:
     from model_backend.grammar.frame import FrameConstraint
-
 
 _Entry = TypeVar("_Entry")
 
@@ -142,3 +143,13 @@ class BindingRules:
         if not self._step_within_frame() or prev is None or prev.line not in table:
             return None
         return prev, table[prev.line]  # type: ignore[index]
+
+
+def facts(source: Source) -> dict[str, Any]:
+    """Bindings: the names each line can bind, literal and copied values, imports, computed values."""
+    tree, dynamic = source.tree, source.dynamic
+    literals, copies = simple_assignments(tree, source.max_repr)
+    computed, computed_returns = ({}, {}) if dynamic else computed_values(tree)
+    return {"binds": {} if dynamic else line_bindings(tree), "shared": shared_names(tree),
+            "literals": literals, "copies": copies, "imports": imported_values(tree, source.max_repr),
+            "computed": computed, "computed_returns": computed_returns}

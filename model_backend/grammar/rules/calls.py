@@ -1,34 +1,38 @@
 # mypy: disable-error-code="misc"
 # (the rules are methods of FrameConstraint, which inherits them: their `self` is a FrameConstraint)
-"""Calls and returns: the arguments a call binds, what the caller holds after a return, and the value a return event shows.
+"""Calls and returns: the arguments a call binds, what the caller holds after a return, and the value a return
+event shows.
 
 The rules of this family that `FrameConstraint` (model_backend/grammar/frame.py) asks, as methods it
 inherits; registry.py declares the ones that compete for a slot."""
 
 from __future__ import annotations
 
-import re
 from functools import cached_property
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from model_backend import trace_format as fmt
 from model_backend.grammar.bindings import value_repr
-from model_backend.grammar.calls import RETURNED, CallExpression
-from model_backend.grammar.facts import EXPRESSION_FRAMES
+from model_backend.grammar.calls import (
+    RETURNED,
+    CallExpression,
+    call_bindings,
+    call_expressions,
+    call_results,
+    pure_functions,
+    returned_names,
+    returned_tuples,
+)
+from model_backend.grammar.facts import EXPRESSION_FRAMES, Source, direct_call_lines
 from model_backend.grammar.shown import (
     IMMUTABLE_REPR,
     MAX_REPR,
     argument_expression,
     builtin_value,
 )
+from model_backend.grammar.syntax import suspending_functions
 from model_backend.sandbox import Limits
 from model_backend.state import State
-
-_SPECIAL_TOKEN = re.compile(r"<\|[a-z0-9_]+\|>")  # every "<|" of a frame starts one (docs/trace-format.md)
-_Entry = TypeVar("_Entry")
-
-_NO_EVENT_LINE = re.compile(r"\s*(else|finally)\s*:\s*(#.*)?")  # a clause's header: no code, never a line event
-MAX_LOOP_BACK = 256  # elements a step back onto a loop's header follows from the first (more: left to the model)
 
 if TYPE_CHECKING:
     from model_backend.grammar.frame import FrameConstraint
@@ -214,3 +218,14 @@ class CallRules:
         if name is None or name not in prev.locals:
             return None
         return fmt._json(prev.locals[name]).encode()
+
+
+def facts(source: Source) -> dict[str, Any]:
+    """Calls and returns: where a function can be called from, what a call binds, generators, pure
+    functions, and what `return` lines return."""
+    tree, dynamic = source.tree, source.dynamic
+    return {"call_lines": {} if dynamic else direct_call_lines(tree), "suspending": suspending_functions(tree),
+            "pure": frozenset() if dynamic else pure_functions(tree),
+            "call_expressions": {} if dynamic else call_expressions(tree), "returns": returned_names(tree),
+            "returned_tuples": returned_tuples(tree),
+            "calls": {} if dynamic else call_bindings(tree, source.max_repr), "call_results": call_results(tree)}

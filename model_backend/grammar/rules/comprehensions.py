@@ -1,6 +1,7 @@
 # mypy: disable-error-code="misc"
 # (the rules are methods of FrameConstraint, which inherits them: their `self` is a FrameConstraint)
-"""Comprehensions: what a list, set or dict comprehension's frame starts with, the element each step binds, and what it returns.
+"""Comprehensions: what a list, set or dict comprehension's frame starts with, the element each step binds, and
+what it returns.
 
 The rules of this family that `FrameConstraint` (model_backend/grammar/frame.py) asks, as methods it
 inherits; registry.py declares the ones that compete for a slot."""
@@ -8,15 +9,19 @@ inherits; registry.py declares the ones that compete for a slot."""
 from __future__ import annotations
 
 import ast
-import re
 from functools import cached_property
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from model_backend import safe_ast
 from model_backend import trace_format as fmt
 from model_backend.grammar.bindings import value_repr
-from model_backend.grammar.comprehensions import ComprehensionLoop
-from model_backend.grammar.facts import EXPRESSION_FRAMES
+from model_backend.grammar.comprehensions import (
+    ComprehensionLoop,
+    comprehension_calls,
+    comprehension_loops,
+    nested_comprehension_loops,
+)
+from model_backend.grammar.facts import EXPRESSION_FRAMES, Source, comprehension_callers
 from model_backend.grammar.loops import iterable_elements
 from model_backend.grammar.rules.loops import Bindings
 from model_backend.grammar.shown import (
@@ -31,12 +36,6 @@ from model_backend.grammar.shown import (
     shown_elements,
 )
 from model_backend.state import State
-
-_SPECIAL_TOKEN = re.compile(r"<\|[a-z0-9_]+\|>")  # every "<|" of a frame starts one (docs/trace-format.md)
-_Entry = TypeVar("_Entry")
-
-_NO_EVENT_LINE = re.compile(r"\s*(else|finally)\s*:\s*(#.*)?")  # a clause's header: no code, never a line event
-MAX_LOOP_BACK = 256  # elements a step back onto a loop's header follows from the first (more: left to the model)
 
 if TYPE_CHECKING:
     from model_backend.grammar.frame import FrameConstraint
@@ -211,3 +210,12 @@ class ComprehensionRules:
         if iterator is not None:
             shown[".0"] = f"<{iterator} object>"
         return tuple((name.encode(), fmt._json(text).encode()) for name, text in shown.items() if name.encode() in keys)
+
+
+def facts(source: Source) -> dict[str, Any]:
+    """Comprehensions: who can call one, what its call binds, its loop, and the loops nested in it."""
+    tree, dynamic = source.tree, source.dynamic
+    return {"comprehension_callers": {} if dynamic else comprehension_callers(tree),
+            "comprehensions": {} if dynamic else comprehension_calls(source.table, tree),
+            "comprehension_loops": {} if dynamic else comprehension_loops(tree),
+            "nested_loops": {} if dynamic else nested_comprehension_loops(tree)}

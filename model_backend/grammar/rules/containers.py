@@ -1,21 +1,30 @@
 # mypy: disable-error-code="misc"
 # (the rules are methods of FrameConstraint, which inherits them: their `self` is a FrameConstraint)
-"""Containers: a list or dict a method call, an append or a store of one item changes, and an object's field an attribute update sets.
+"""Containers: a list or dict a method call, an append or a store of one item changes, and an object's field an
+attribute update sets.
 
 The rules of this family that `FrameConstraint` (model_backend/grammar/frame.py) asks, as methods it
 inherits; registry.py declares the ones that compete for a slot."""
 
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from model_backend import trace_format as fmt
 from model_backend.grammar.automata import (
     Spliced,
 )
 from model_backend.grammar.bindings import value_repr
-from model_backend.grammar.containers import mutation_reprs
+from model_backend.grammar.containers import (
+    appended_values,
+    attribute_updates,
+    item_stores,
+    mutating_lines,
+    mutation_reprs,
+    mutations,
+    plain_classes,
+)
+from model_backend.grammar.facts import Source
 from model_backend.grammar.shown import (
     IMMUTABLE_REPR,
     MAX_REPR,
@@ -27,12 +36,6 @@ from model_backend.grammar.shown import (
 from model_backend.grammar.syntax import ArgumentSource
 from model_backend.sandbox import Limits
 from model_backend.tracer import MAX_ELEMENTS
-
-_SPECIAL_TOKEN = re.compile(r"<\|[a-z0-9_]+\|>")  # every "<|" of a frame starts one (docs/trace-format.md)
-_Entry = TypeVar("_Entry")
-
-_NO_EVENT_LINE = re.compile(r"\s*(else|finally)\s*:\s*(#.*)?")  # a clause's header: no code, never a line event
-MAX_LOOP_BACK = 256  # elements a step back onto a loop's header follows from the first (more: left to the model)
 
 if TYPE_CHECKING:
     from model_backend.grammar.frame import FrameConstraint
@@ -141,3 +144,15 @@ class ContainerRules:
         assert self.prev is not None
         fed = shape.feed(fmt._json(self.prev.locals[key.decode()]).encode())
         return fed is not None and fed.complete
+
+
+def facts(source: Source) -> dict[str, Any]:
+    """Containers: list and dict mutations, appends, item stores, and (format 3) attribute updates of
+    plain objects; whether a `{...}` repr has distinct keys."""
+    tree, dynamic, objects = source.tree, source.dynamic, source.objects
+    return {"unique_keys": "__repr__" not in source.program.source,
+            "mutating": {} if dynamic else mutating_lines(tree), "mutations": {} if dynamic else mutations(tree),
+            "appends": appended_values(tree, source.max_repr),
+            "stores": {} if dynamic else item_stores(tree, source.max_repr),
+            "classes": plain_classes(tree) if objects and not dynamic else {},
+            "attribute_updates": attribute_updates(tree) if objects and not dynamic else {}}

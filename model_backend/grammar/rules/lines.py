@@ -10,12 +10,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from model_backend.grammar.automata import (
     stack_after_event,
 )
-from model_backend.grammar.facts import EXPRESSION_FRAMES
+from model_backend.grammar.calls import (
+    must_call_lines,
+)
+from model_backend.grammar.containers import (
+    inert_lines,
+)
+from model_backend.grammar.facts import EXPRESSION_FRAMES, Source
+from model_backend.grammar.lines import frame_ends, next_lines, statement_line_orders, truth_tests
 from model_backend.grammar.lines import truth as deduced_truth
 from model_backend.grammar.shown import (
     calls_deep,
@@ -23,15 +30,8 @@ from model_backend.grammar.shown import (
 )
 from model_backend.state import State
 
-_SPECIAL_TOKEN = re.compile(r"<\|[a-z0-9_]+\|>")  # every "<|" of a frame starts one (docs/trace-format.md)
-_Entry = TypeVar("_Entry")
-
-_NO_EVENT_LINE = re.compile(r"\s*(else|finally)\s*:\s*(#.*)?")  # a clause's header: no code, never a line event
-MAX_LOOP_BACK = 256  # elements a step back onto a loop's header follows from the first (more: left to the model)
-
 if TYPE_CHECKING:
     from model_backend.grammar.frame import FrameConstraint
-
 
 _NO_EVENT_LINE = re.compile(r"\s*(else|finally)\s*:\s*(#.*)?")  # a clause's header: no code, never a line event
 
@@ -235,3 +235,13 @@ class LineRules:
             if action == "step_return":
                 return
             yield state
+
+
+def facts(source: Source) -> dict[str, Any]:
+    """Lines and branches: which line can follow which, where a frame can end, the order of a
+    statement's line events, `if`/`while` tests, lines that always call, lines that run no code."""
+    tree, dynamic = source.tree, source.dynamic
+    return {"next_lines": next_lines(tree), "ends": frame_ends(tree),
+            "line_orders": statement_line_orders(source.program.source, tree),
+            "truths": {} if dynamic else truth_tests(tree), "must_call": must_call_lines(tree),
+            "inert": {} if dynamic else inert_lines(tree)}

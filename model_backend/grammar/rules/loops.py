@@ -1,6 +1,7 @@
 # mypy: disable-error-code="misc"
 # (the rules are methods of FrameConstraint, which inherits them: their `self` is a FrameConstraint)
-"""Loops: the element a step from a `for` header binds (lists, strings, ranges, enumerate, expressions of builtins), or that it leaves the loop.
+"""Loops: the element a step from a `for` header binds (lists, strings, ranges, enumerate, expressions of
+builtins), or that it leaves the loop.
 
 The rules of this family that `FrameConstraint` (model_backend/grammar/frame.py) asks, as methods it
 inherits; registry.py declares the ones that compete for a slot."""
@@ -8,12 +9,12 @@ inherits; registry.py declares the ones that compete for a slot."""
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from model_backend.grammar.loops import ForLoop, iterable_elements
+from model_backend.grammar.facts import Source
+from model_backend.grammar.loops import ForLoop, for_loops, iterable_elements
 from model_backend.grammar.shown import (
     INT_REPR,
     MAX_REPR,
@@ -23,12 +24,6 @@ from model_backend.grammar.shown import (
     range_span,
     shown_elements,
 )
-
-_SPECIAL_TOKEN = re.compile(r"<\|[a-z0-9_]+\|>")  # every "<|" of a frame starts one (docs/trace-format.md)
-_Entry = TypeVar("_Entry")
-
-_NO_EVENT_LINE = re.compile(r"\s*(else|finally)\s*:\s*(#.*)?")  # a clause's header: no code, never a line event
-MAX_LOOP_BACK = 256  # elements a step back onto a loop's header follows from the first (more: left to the model)
 
 if TYPE_CHECKING:
     from model_backend.grammar.frame import FrameConstraint
@@ -247,3 +242,8 @@ class LoopRules:
         if last is None or last == prev.line:
             return None
         return not loop.body[0] <= last <= loop.body[1]
+
+
+def facts(source: Source) -> dict[str, Any]:
+    """Loops: the `for` loops whose steps the grammar follows."""
+    return {"loops": {} if source.dynamic else for_loops(source.tree)}

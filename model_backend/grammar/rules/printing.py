@@ -7,23 +7,17 @@ inherits; registry.py declares the ones that compete for a slot."""
 
 from __future__ import annotations
 
-import re
 from functools import cached_property
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from model_backend.grammar.bindings import value_repr
 from model_backend.grammar.containers import mutation_reprs
+from model_backend.grammar.facts import Source
 from model_backend.grammar.loops import iterable_elements
-from model_backend.grammar.printing import printed_text
+from model_backend.grammar.printing import printed_lines, printed_text
 from model_backend.grammar.shown import (
     MAX_REPR,
 )
-
-_SPECIAL_TOKEN = re.compile(r"<\|[a-z0-9_]+\|>")  # every "<|" of a frame starts one (docs/trace-format.md)
-_Entry = TypeVar("_Entry")
-
-_NO_EVENT_LINE = re.compile(r"\s*(else|finally)\s*:\s*(#.*)?")  # a clause's header: no code, never a line event
-MAX_LOOP_BACK = 256  # elements a step back onto a loop's header follows from the first (more: left to the model)
 
 if TYPE_CHECKING:
     from model_backend.grammar.frame import FrameConstraint
@@ -58,3 +52,8 @@ class PrintingRules:
         if mutation is not None:
             return "" if mutation_reprs(mutation[1], mutation[0], prev.locals, MAX_REPR) is not None else None
         return "" if prev.line in self.facts.truths and self._truth_step is not None else None
+
+
+def facts(source: Source) -> dict[str, Any]:
+    """Printing: the lines that only print expressions of variables, operators and builtins."""
+    return {"printed": {} if source.dynamic else printed_lines(source.tree)}
