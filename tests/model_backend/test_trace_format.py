@@ -33,7 +33,7 @@ from model_backend.trace_format import (
     serialize_frame,
     serialize_header,
 )
-from tests.support.corpus import corpus, traced
+from tests.support.corpus import COUNT, corpus, traced
 
 Steps = list[tuple[State, Action | None]]
 STEP_INTO = Action(kind="step_into")
@@ -104,15 +104,6 @@ def trace(source: str, entry: str) -> list[State]:
     return states
 
 
-BERRY = textwrap.dedent("""\
-    def count(s, t):
-        n = 0
-        for c in s:
-            if c == t:
-                n += 1
-        return n
-""")
-
 MIXED = textwrap.dedent('''\
     def sq(x):
         return x * x
@@ -139,7 +130,7 @@ MIXED = textwrap.dedent('''\
 ''')
 
 REAL = [
-    (BERRY, 'count("berry", "r")', "normal"),
+    (COUNT, 'count("berry", "r")', "normal"),
     (MIXED, "main([1, 2])", "normal"),
     (MIXED, "boom({'a': 1})", "error"),
 ]
@@ -184,10 +175,10 @@ def test_round_trip_project_tracer(name: str) -> None:
 
 
 def test_berry_example_uses_diffs() -> None:
-    states = trace(BERRY, 'count("berry", "r")')
-    text = check_round_trip(Program(source=BERRY, entry='count("berry", "r")'), forward(states, "normal"), False)
+    states = trace(COUNT, 'count("berry", "r")')
+    text = check_round_trip(Program(source=COUNT, entry='count("berry", "r")'), forward(states, "normal"), False)
     frames = text.split("<|frame_sep|>")
-    numbered = "".join(f"<|lineno_sep|>{n}<|src_sep|>{line}\n" for n, line in enumerate(BERRY.splitlines(), 1))
+    numbered = "".join(f"<|lineno_sep|>{n}<|src_sep|>{line}\n" for n, line in enumerate(COUNT.splitlines(), 1))
     assert frames[0] == f"<|trace_context_start|><|format_v3|>{numbered}<|entry_sep|>count(\"berry\", \"r\")<|code_end|>"
     assert frames[1] == ("<|call_sep|><|lineno_sep|>1<|stack_sep|>[[\"count\", 1]]<|src_sep|>def count(s, t):"
                          "<|arg_sep|>{\"s\": \"'berry'\", \"t\": \"'r'\"}<|action_sep|><|step_into|>")
@@ -487,9 +478,9 @@ def test_parse_total_on_mutated_traces(t: tuple[Program, Steps, bool], rnd: rand
 
 
 def test_every_truncation_is_an_error_or_a_prefix() -> None:
-    states = trace(BERRY, 'count("berry", "r")')[:8]
+    states = trace(COUNT, 'count("berry", "r")')[:8]
     steps = forward(states, "normal", every=2)  # breakpoint actions: "<|breakpoint|>3,7"
-    text = serialize(Program(source=BERRY), steps)
+    text = serialize(Program(source=COUNT), steps)
     accepted = 0
     for cut in range(len(text)):
         result = assert_total(text[:cut])

@@ -10,15 +10,7 @@ from hypothesis import strategies as st
 from model_backend.program import Program
 from model_backend.sandbox import Limits, run_trace
 from model_backend.tracer import MAX_ATTRIBUTES, safe_repr
-
-COUNT = """\
-def count(s, t):
-    n = 0
-    for c in s:
-        if c == t:
-            n += 1
-    return n
-"""
+from tests.support.corpus import COUNT
 
 
 def test_entry_mode_starts_at_the_call_and_records_reprs() -> None:

@@ -17,6 +17,16 @@ PROGRAMS_DIR = TESTS / "programs"
 # tests and VS Code's DebugClient test use it).
 SPIN = (REPO / "vscode-extension" / "test" / "fixtures" / "spin.py").read_text()
 
+# A small loop that several tests trace (`count('berry', 'r')`).
+COUNT = """\
+def count(s, t):
+    n = 0
+    for c in s:
+        if c == t:
+            n += 1
+    return n
+"""
+
 
 @dataclass(frozen=True)
 class CorpusProgram:

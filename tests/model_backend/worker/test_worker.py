@@ -36,14 +36,13 @@ from model_backend.state import Action, State  # noqa: E402
 from model_backend.worker import protocol as proto  # noqa: E402
 from model_backend.worker.batching import BatchRunner, ragged_forward  # noqa: E402
 from model_backend.worker.client import WorkerEngine, WorkerError, WorkerUnavailable  # noqa: E402
-from tests.support.corpus import SPIN, corpus  # noqa: E402
+from tests.support.corpus import COUNT, SPIN, corpus  # noqa: E402
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.usefixtures("one_torch_thread")]
 REPO = Path(__file__).resolve().parents[3]
 READY_TIMEOUT = 120.0
 
 FACT = "def fact(n):\n    if n <= 1:\n        return 1\n    return n * fact(n - 1)\n"
-COUNT = "def count(s, t):\n    n = 0\n    for c in s:\n        if c == t:\n            n += 1\n    return n\n"
 ACTIONS = ["step_into", "step_over", "step_into", "inv_step_over", "step_return", "continue", "inv_step_into"]
 
 
