@@ -27,7 +27,7 @@ lint: install
 	$(BIN)/ruff check .
 
 typecheck: install
-	$(BIN)/mypy model_backend dap_server mcp_server
+	$(BIN)/mypy model_backend dap_server mcp_server lsp_server
 
 pytest: install
 	$(BIN)/pytest -q

@@ -180,6 +180,10 @@ def register(app: typer.Typer) -> None:
             return
         _print_inference(result)
 
+    from lsp_server.commands import register as register_lsp  # the front end registers here too: `ndb lsp`
+
+    register_lsp(app)
+
 
 def _print_inference(result: Any) -> None:
     from rich.console import Console
@@ -217,3 +221,7 @@ def register_bench(bench_app: typer.Typer) -> None:
         figures = run(repeats=repeats, events=events)
         for key, value in figures.items():
             typer.echo(f"{key}: {value:.1f}" if isinstance(value, float) else f"{key}: {value}")
+
+    from lsp_server.commands import register_bench as register_lsp_bench
+
+    register_lsp_bench(bench_app)
