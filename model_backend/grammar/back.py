@@ -21,7 +21,8 @@ from model_backend.grammar.values import Unknown, shown_container, shown_literal
 # A step back shows the later state; for a few statements the earlier value of what they change follows
 # from it: `x += c`, `s = s + t`, `s = t + s`, `xs.append(v)`, `x = xs.pop(i)`, `counts[k] += 1`. Each
 # such statement is one-to-one on its target's value (the other names it reads keep their values), so a
-# candidate that the forward functions (evaluation.py, containers.py) turn back into the shown value is the only one.
+# candidate that the forward functions (evaluation.py, containers.py) turn back into the shown value is
+# the only one.
 _MAX_CANDIDATES = 200  # a list longer than this is left to the model (one candidate per position)
 
 
