@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from model_backend.grammar.frame import FrameConstraint
 
-# The slots rules fill: the line a frame is on; the variables its locals must show, from what the step's
-# line binds ("locals.bound") or from entering or leaving a frame ("locals.entry", before those of the
-# line); the value a call or return event shows.
-SLOTS = ("line", "locals.entry", "locals.bound", "value")
+# The slots rules fill: the line a frame is on; the one variable a line that only binds it fixes
+# ("locals.forced", asked first); the variables its locals must show, from what the step's line binds
+# ("locals.bound") or from entering or leaving a frame ("locals.entry", before those of the line); the
+# value a return event shows.
+SLOTS = ("line", "locals.forced", "locals.entry", "locals.bound", "value")
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,18 @@ RULES: tuple[Rule, ...] = (
          "any frame is on a line of a function of the program",
          f"{_TESTS}::test_line_is_a_line_of_the_program",
          lambda frame, ask: frame.facts.frame_lines),
+    Rule("literal_bound", 10, "locals.forced",
+         "`name = <literal>` binds the literal's value",
+         f"{_TESTS}::test_literal_assignment_binds_its_value",
+         lambda frame, ask: frame._literal_bound()),
+    Rule("copy_bound", 20, "locals.forced",
+         "`name = other` binds the value `other` holds",
+         f"{_TESTS}::test_copy_binds_the_other_value",
+         lambda frame, ask: frame._copy_bound()),
+    Rule("append_bound", 30, "locals.forced",
+         "`xs.append(v)` leaves the list with `v` added at its end",
+         f"{_TESTS}::test_append_adds_the_item_at_the_end",
+         lambda frame, ask: frame._append_bound()),
     Rule("call_arguments", 10, "locals.entry",
          "a call binds its parameters to the arguments the calling line passes",
          f"{_TESTS}::test_call_binds_the_arguments",

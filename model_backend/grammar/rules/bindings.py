@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from model_backend import trace_format as fmt
+from model_backend.grammar import registry
 from model_backend.grammar.bindings import (
     computed_values,
     imported_values,
@@ -93,19 +94,34 @@ class BindingRules:
         if not self._step_within_frame():
             return None, False
         prev = self.prev
-        assert prev is not None and prev.line is not None
-        if prev.line in self.facts.literals:
-            name, text = self.facts.literals[prev.line]
-        elif prev.line in self.facts.copies and self.facts.copies[prev.line][1] in prev.locals:
-            name, other = self.facts.copies[prev.line]
-            text = prev.locals[other]
-        elif prev.line in self.facts.appends and (appended := self._appended(*self.facts.appends[prev.line])) is not None:
-            name, text = appended
-        else:
+        assert prev is not None
+        bound = registry.first("locals.forced", self)
+        if bound is None:
             return None, False
+        name, text = bound
         if name.encode() not in keys:
             return None, False
         return (name.encode(), fmt._json(text).encode()), prev.locals.get(name) == text
+
+    def _literal_bound(self: FrameConstraint) -> tuple[str, str] | None:
+        """`name = <literal>` (facts.literals): the name and the literal's repr."""
+        assert self.prev is not None and self.prev.line is not None
+        return self.facts.literals.get(self.prev.line)
+
+    def _copy_bound(self: FrameConstraint) -> tuple[str, str] | None:
+        """`name = other` (facts.copies), `other` among the frame's shown variables: the name and other's value."""
+        prev = self.prev
+        assert prev is not None and prev.line is not None
+        copy = self.facts.copies.get(prev.line)
+        if copy is None or copy[1] not in prev.locals:
+            return None
+        return copy[0], prev.locals[copy[1]]
+
+    def _append_bound(self: FrameConstraint) -> tuple[str, str] | None:
+        """`name.append(arg)` (facts.appends): the list's name and its repr with the argument added (_appended)."""
+        assert self.prev is not None and self.prev.line is not None
+        append = self.facts.appends.get(self.prev.line)
+        return self._appended(*append) if append is not None else None
 
     def _computed(self: FrameConstraint, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
         """After a step within the frame from a line that only binds names to an expression of variables,

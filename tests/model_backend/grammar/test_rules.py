@@ -110,3 +110,15 @@ def test_comprehension_returns_its_result() -> None:
 
 def test_return_of_a_call_shows_its_value() -> None:
     assert "value_after_call" in rules_won("def g(a):\n    return a + 1\n\ndef f(x):\n    return g(x) * 2\n", "f(3)")
+
+
+def test_literal_assignment_binds_its_value() -> None:
+    assert "literal_bound" in rules_won("def f():\n    x = 5\n    y = 'a'\n    return x\n", "f()")
+
+
+def test_copy_binds_the_other_value() -> None:
+    assert "copy_bound" in rules_won("def f(a):\n    b = a\n    return b\n", "f([1])")
+
+
+def test_append_adds_the_item_at_the_end() -> None:
+    assert "append_bound" in rules_won("def f(xs, v):\n    xs.append(v)\n    return xs\n", "f([1, 2], 3)")
