@@ -1,7 +1,8 @@
 /**
  * Neural Debug for VS Code: a thin layer over the Python debug adapter (`python -m dap_server dap`).
  * It fills in launch configurations, finds the interpreter that runs the adapter, checks it can
- * import the adapter before starting it, and says where values come from.
+ * import the adapter before starting it, and says where values come from. For Python files it also
+ * starts the neural language server (language.ts): predicted returns and values in the editor.
  */
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -22,8 +23,10 @@ import {
   Settings,
   validateConfig,
 } from './config';
+import { debugCall, InlineValues, LanguageSettings, NeuralLanguage } from './language';
 
 let output: vscode.OutputChannel | undefined;
+let language: NeuralLanguage | undefined;
 
 function log(line: string): void {
   output?.appendLine(`[${new Date().toISOString()}] ${line}`);
@@ -39,6 +42,26 @@ function readSettings(scope?: vscode.ConfigurationScope): Settings {
     stepping: cfg.get<'pdb' | 'debugpy'>('stepping', DEFAULT_SETTINGS.stepping),
     adapterLogFile: cfg.get<string>('adapterLogFile', DEFAULT_SETTINGS.adapterLogFile),
   };
+}
+
+function readLanguageSettings(scope?: vscode.ConfigurationScope): LanguageSettings {
+  const cfg = vscode.workspace.getConfiguration('neuralDebug', scope);
+  return {
+    enabled: cfg.get<boolean>('languageServer.enabled', true),
+    maxSteps: cfg.get<number>('languageServer.maxSteps', 40),
+    model: cfg.get<string>('model', DEFAULT_SETTINGS.model),
+    worker: cfg.get<string>('worker', DEFAULT_SETTINGS.worker),
+  };
+}
+
+async function startLanguageServer(): Promise<void> {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  try {
+    const choice = await resolvePython(folder, undefined, vscode.window.activeTextEditor?.document.uri);
+    await language?.start(choice, readLanguageSettings(folder));
+  } catch (err) {
+    log(`the language server did not start: ${String(err)}`);
+  }
 }
 
 /** The Python extension's selected interpreter, when that extension is installed (no hard dependency). */
@@ -263,9 +286,22 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('neuralDebug.selectPython', selectPython),
     vscode.commands.registerCommand('neuralDebug.checkAdapter', checkAdapter),
     vscode.commands.registerCommand('neuralDebug.toggleTypes', toggleTypes),
+    vscode.commands.registerCommand('neuralDebug.debugCall', debugCall),
+    vscode.commands.registerCommand('neuralDebug.inferInputs', (uri: string, name: string) => language?.inferInputs(uri, name)),
+    vscode.languages.registerInlineValuesProvider({ language: 'python' }, new InlineValues()),
+    vscode.debug.onDidStartDebugSession((session) => {
+      if (session.type === DEBUG_TYPE) {
+        void language?.setLaunchEntry(session.configuration);
+      }
+    }),
   );
+  language = new NeuralLanguage(log);
+  context.subscriptions.push(language);
+  void startLanguageServer();
 }
 
-export function deactivate(): void {
+export async function deactivate(): Promise<void> {
+  await language?.dispose();
+  language = undefined;
   output = undefined;
 }
