@@ -31,9 +31,10 @@ returned object is not expanded: debugpy shows it as it is now, the adapter as i
 Breakpoints may carry a condition, a hit condition or a log message (the `# specs:` header, JSON by line);
 the exception filters are `uncaught` for the programs named `*uncaught*`, `raised` for `*raised*`.
 
-Programs: DEFAULT_PROGRAMS (module-mode programs of tests/programs and tests/parity_programs, i.e. copies
-of entry-mode corpus programs that call the entry at module level, same line numbers); with
-NDB_PARITY_ALL=1 every module-mode program of both folders. KNOWN_BUGS are adapter mismatches, marked
+Programs: DEFAULT_PROGRAMS (module-mode programs of tests/programs, the programs written for parity in
+tests/parity_programs, and module-mode variants of entry-mode corpus programs, written at load time by
+tests/support/module_mode.py: the entry called at module level, same line numbers; all three named
+`parity/NAME` but the first); with NDB_PARITY_ALL=1 every one of them. KNOWN_BUGS are adapter mismatches, marked
 xfail(strict). The sessions run on a 2-worker pool (at most two debugpy sessions at a time), each
 program's two adapters concurrently. `python tests/dap_server/test_debugpy_parity.py [NAME ...]` prints both
 transcripts side by side.
@@ -47,7 +48,6 @@ import difflib
 import json
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -61,12 +61,13 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.support.dap_client import DapClient, Session  # noqa: E402
+from tests.support.dap_client import DapClient, Session, TcpServer  # noqa: E402
+from tests.support.module_mode import PARITY_DIR as PARITY  # noqa: E402
+from tests.support.module_mode import write_variants  # noqa: E402
 
 pytestmark = pytest.mark.timeout(240)
 
 CORPUS = ROOT / "tests" / "programs"
-PARITY = ROOT / "tests" / "parity_programs"
 
 # After the first stop: this pattern, then `continue` until the end (at most MAX_STOPS commands).
 PATTERN: tuple[str, ...] = (
@@ -164,12 +165,12 @@ def breakpoint_specs(path: Path) -> list[int | dict[str, Any]]:
 
 
 def program_id(path: Path) -> str:
-    return ("parity/" if path.parent == PARITY else "") + path.stem
+    return ("" if path.parent == CORPUS else "parity/") + path.stem
 
 
 def all_programs() -> list[Path]:
     corpus = [p for p in sorted(CORPUS.glob("*.py")) if header(p, "entry") is None]
-    return corpus + sorted(PARITY.glob("*.py"))
+    return corpus + sorted([*PARITY.glob("*.py"), *write_variants()], key=lambda p: p.stem)
 
 
 def selected_programs() -> list[Path]:
@@ -511,24 +512,11 @@ def runs(request: pytest.FixtureRequest) -> Iterator[Runs]:
 @contextlib.contextmanager
 def ndb_dap_tcp() -> Iterator[int]:
     """`python -m dap_server dap --port 0` (`ndb dap --port 0`): serve_tcp on a free port."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-m", "dap_server", "dap", "--port", "0"], cwd=str(ROOT), env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = TcpServer(("dap_server", "dap"))
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert "listening on 127.0.0.1:" in line, line
-        yield int(line.rsplit(":", 1)[1])
+        yield server.port
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+        server.close()
 
 
 # ---- the tests ---------------------------------------------------------------------------------------
@@ -566,7 +554,7 @@ def test_parity_figure(runs: Runs) -> None:
 
 def test_parity_over_tcp(runs: Runs) -> None:
     """The same comparison with the adapter served over TCP (`ndb dap --port 0`)."""
-    program = PARITY / "recursion_fib.py"
+    program = next(p for p in PROGRAMS if program_id(p) == "parity/recursion_fib")
     with ndb_dap_tcp() as port:
         transcript = runs.submit(program, tcp_port=port).result()
     assert_same(transcript)

@@ -9,6 +9,18 @@ import pytest
 from model_backend.constructs import CONSTRUCTS, KINDS, constructs, entry_call, kinds
 
 # construct -> (a source that uses it, a close source that does not)
+CALL_CHAIN = """
+# entry: ENTRY
+def a(x):
+    return b(x)
+def b(x):
+    return c(x)
+def c(x):
+    return d(x)
+def d(x):
+    return x
+"""
+
 CASES: dict[str, tuple[str, str]] = {
     "class_with_repr": (
         """
@@ -387,30 +399,8 @@ CASES: dict[str, tuple[str, str]] = {
             return LIMIT
         """,
     ),
-    "call_depth_3": (
-        """
-        # entry: a(1)
-        def a(x):
-            return b(x)
-        def b(x):
-            return c(x)
-        def c(x):
-            return d(x)
-        def d(x):
-            return x
-        """,
-        """
-        # entry: b(1)
-        def a(x):
-            return b(x)
-        def b(x):
-            return c(x)
-        def c(x):
-            return d(x)
-        def d(x):
-            return x
-        """,
-    ),
+    # four calls deep from a(1), three from b(1)
+    "call_depth_3": (CALL_CHAIN.replace("ENTRY", "a(1)"), CALL_CHAIN.replace("ENTRY", "b(1)")),
 }
 
 

@@ -101,11 +101,7 @@ class DapClient:
         def close() -> None:
             with contextlib.suppress(OSError):
                 stdin.close()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
+            wait_or_kill(proc)
             if proc.stderr is not None:
                 proc.stderr.close()
             stdout.close()
@@ -363,8 +359,8 @@ class Session:
 
 
 @contextlib.contextmanager
-def stdio_session(log_file: str | None = None) -> Iterator[Session]:
-    client = DapClient.stdio(log_file=log_file)
+def opened(client: DapClient) -> Iterator[Session]:
+    """An initialized session on `client`; disconnected and closed on the way out."""
     session = Session(client)
     try:
         session.initialize()
@@ -374,38 +370,40 @@ def stdio_session(log_file: str | None = None) -> Iterator[Session]:
         client.close()
 
 
-class TcpServer:
-    """`python -m dap_server.server --port 0` in a subprocess; `.port` once it is listening."""
+def stdio_session(log_file: str | None = None) -> contextlib.AbstractContextManager[Session]:
+    return opened(DapClient.stdio(log_file=log_file))
 
-    def __init__(self) -> None:
+
+class TcpServer:
+    """`python -m dap_server.server --port 0` (or `module`, e.g. ("dap_server", "dap") for `ndb dap`) in a
+    subprocess; `.port` once it is listening."""
+
+    def __init__(self, module: tuple[str, ...] = ("dap_server.server",)) -> None:
         env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        self.process = subprocess.Popen([sys.executable, "-m", "dap_server.server", "--port", "0"],
+        self.process = subprocess.Popen([sys.executable, "-m", *module, "--port", "0"],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(REPO), env=env,
                                         text=True)
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
-        assert "listening on" in line, line
+        assert "listening on 127.0.0.1:" in line, line
         self.port = int(line.rsplit(":", 1)[1])
 
     def close(self) -> None:
         self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
+        wait_or_kill(self.process)
         for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
                 stream.close()
 
 
-@contextlib.contextmanager
-def tcp_session(server: TcpServer) -> Iterator[Session]:
-    client = DapClient.tcp(server.port)
-    session = Session(client)
+def wait_or_kill(process: subprocess.Popen[Any], timeout: float = 10) -> None:
+    """Wait for a process told to end; kill it if it has not within `timeout` seconds."""
     try:
-        session.initialize()
-        yield session
-    finally:
-        session.disconnect()
-        client.close()
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout)
+
+
+def tcp_session(server: TcpServer) -> contextlib.AbstractContextManager[Session]:
+    return opened(DapClient.tcp(server.port))
