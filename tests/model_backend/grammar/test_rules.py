@@ -5,7 +5,7 @@ of them. A rule that fixed a value other than the one Python traced would refuse
 from __future__ import annotations
 
 from model_backend import trace_format as fmt
-from model_backend.grammar import FrameConstraint, ProgramFacts, registry
+from model_backend.grammar import Choice, FrameConstraint, ProgramFacts, registry
 from model_backend.mdp import TraceMDP
 from model_backend.program import Program
 from model_backend.sandbox import run_trace
@@ -54,12 +54,30 @@ def f(x):
 """
 
 
+BRANCH = "def f(x):\n    y = x + 1\n    if y > 2:\n        y = 0\n    return y\n"
+
+
+def lines_offered(source: str, entry: str, line: int, action: str) -> frozenset[int]:
+    """The lines the grammar lets a line event be on after `action` from the first line event on `line`."""
+    program = Program(source=source, entry=entry)
+    mdp = TraceMDP(run_trace(program))
+    states = [mdp.state(position) for position in range(mdp.exit_position)]
+    prev = next(state for state in states if state.event == "line" and state.line == line)
+    constraint = FrameConstraint(ProgramFacts.of(program, objects=True), prev, action.startswith("inv_"), action)
+    constraint.push_special(fmt.EVENT_TOKENS[(action.startswith("inv_"), "line")])
+    constraint.push_special(fmt.LINENO)
+    assert isinstance(constraint.slot, Choice)
+    return frozenset(int(option) for option in constraint.slot.options)
+
+
 def test_step_goes_to_a_following_line() -> None:
-    assert "following_lines" in rules_won("def f(x):\n    y = x + 1\n    if y > 2:\n        y = 0\n    return y\n", "f(5)")
+    assert "following_lines" in rules_won(BRANCH, "f(5)")
+    assert lines_offered(BRANCH, "f(5)", 2, "step_over") == {3}  # after `y = x + 1`, only the `if`
 
 
 def test_step_back_lands_on_a_preceding_line() -> None:
-    assert "preceding_lines" in rules_won("def f(x):\n    y = x + 1\n    if y > 2:\n        y = 0\n    return y\n", "f(5)")
+    assert "preceding_lines" in rules_won(BRANCH, "f(5)")
+    assert lines_offered(BRANCH, "f(5)", 5, "inv_step_over") == {3, 4}  # `return y` follows the `if` or its body
 
 
 def test_line_is_a_line_of_the_program() -> None:
