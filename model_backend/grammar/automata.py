@@ -17,6 +17,7 @@ from model_backend.state import State
 MAX_STRING = 240  # bytes in one JSON string (reprs are cut at 200 characters by the tracer)
 MAX_STACK = 32
 
+
 @dataclass(frozen=True)
 class Choice:
     """One of a fixed set of byte strings (a line number, a function name, `null`)."""
