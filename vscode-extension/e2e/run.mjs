@@ -10,6 +10,9 @@
 // values are exact); open demo.py; click the gutter to set a breakpoint; start "Neural Debug"; check the
 // editor stopped on the breakpoint line and read the Variables pane; step over (F10) and check again;
 // check the Debug Console banner; continue to the end. Screenshots go to artifacts/vscode-e2e/.
+// The neural language server (started by the extension for Python files, the shipped model) shows its
+// code lens above `def mean` ("predicted: returns ... · p ...") and inlay hints of what the lines bind;
+// while the session is paused, the InlineValuesProvider shows the paused frame's values beside the code.
 //
 // Exit code 0 when every check passed; prints one line per step with its time.
 
@@ -31,7 +34,9 @@ const CODE_SERVER = path.join(HERE, 'node_modules', 'code-server', 'out', 'node'
 // Optional: a checkpoint directory; then the session runs on the neural engine (stopOnEntry), and the
 // test checks the Debug Console's "prediction" banner and the confidence next to each variable instead.
 const NEURAL_MODEL = process.env.NEURAL_DEBUG_E2E_MODEL || '';
-const TOTAL_BUDGET_MS = Number(process.env.NEURAL_DEBUG_E2E_BUDGET_MS || 300000);
+const TOTAL_BUDGET_MS = Number(process.env.NEURAL_DEBUG_E2E_BUDGET_MS || 600000);
+// The model loads and predicts mean's run on a shared CPU: the code lens may take minutes to read "predicted".
+const LENS_TIMEOUT_MS = Number(process.env.NEURAL_DEBUG_E2E_LENS_MS || 300000);
 
 // The program debugged in VS Code, and what the oracle engine shows for it.
 const DEMO = [
@@ -46,6 +51,7 @@ const DEMO = [
   'label = "avg"', //                     9
   'result = mean(numbers)', //            10
   'print(label, result)', //              11
+  '# ndb: mean([4, 8, 15])', //           12  <- the language server's example call of mean
   '',
 ].join('\n');
 const BREAKPOINT_LINE = 4;
@@ -248,6 +254,11 @@ async function runCommand(page, title) {
   await row.click();
 }
 
+/** An editor's rendered text with the no-break spaces of its decorations made plain spaces. */
+function editorText(text) {
+  return text.replace(/\u00a0/g, ' ');
+}
+
 /** The editor line number elements' text and position. */
 async function lineBox(page, line) {
   const numbers = page.locator('.editor-group-container.active .margin-view-overlays .line-numbers');
@@ -424,6 +435,21 @@ async function main() {
     await until('line numbers to render', async () => Boolean(await lineBox(page, BREAKPOINT_LINE)), 30000);
     done('open demo.py');
 
+    // The language server's code lens above `def mean`, then its inlay hints (the predicted run's lines).
+    const lensText = await until('the code lens to read "predicted: ..."', async () => {
+      const lens = page.locator('.editor-group-container.active .codelens-decoration', { hasText: 'predicted:' }).first();
+      return (await lens.count()) ? (await lens.innerText()).trim() : undefined;
+    }, LENS_TIMEOUT_MS, 1000);
+    check(/^predicted: (returns|raises) .+ · p \d\.\d\d$/.test(lensText), `the lens names the outcome and confidence (got ${lensText})`);
+    const hints = await until('inlay hints of the predicted lines', async () => {
+      const text = editorText(await page.locator('.editor-group-container.active .view-lines').first().innerText());
+      return /# total = /.test(text) ? text : undefined;
+    }, 120000, 1000);
+    log(`code lens: ${lensText}; inlay hints: ${hints.split('\n').filter((l) => l.includes('# ')).map((l) => l.trim()).join(' / ')}`);
+    await sleep(500);
+    await screenshot(page, '00-code-lens-and-inlay-hints.png');
+    done('language server: code lens with the predicted return, inlay hints');
+
     // Set the breakpoint by clicking the glyph margin left of the line number.
     await until(`a breakpoint on line ${BREAKPOINT_LINE}`, async () => {
       const bp = page.locator('.editor-group-container.active .margin .codicon-debug-breakpoint');
@@ -460,6 +486,16 @@ async function main() {
     await sleep(500);
     await screenshot(page, '02-stopped-at-breakpoint.png');
     done('start "Neural Debug": stopped on the breakpoint line with the expected variables');
+
+    // Inline values of the paused frame (the extension's InlineValuesProvider): VS Code writes them after
+    // each line of mean up to the stop, e.g. `total = 0, v = 4` on the breakpoint line.
+    const inline = await until('inline values of the paused frame', async () => {
+      const text = editorText(await page.locator('.editor-group-container.active .view-lines').first().innerText());
+      return text.includes('total = 0, v = 4') ? text : undefined;
+    }, 30000);
+    log(`inline values: ${inline.split('\n').filter((l) => / = /.test(l)).map((l) => l.trim()).join(' / ')}`);
+    await screenshot(page, '02b-inline-values.png');
+    done('inline values of the paused frame beside the code');
 
     // Step over with F10 (the debug toolbar's button if the key does not reach the workbench).
     await page.locator('.editor-group-container.active .view-lines').first().click();
