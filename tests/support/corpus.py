@@ -38,6 +38,12 @@ class CorpusProgram:
     def load(self) -> Program:
         return Program.load(self.path, self.entry)
 
+    @property
+    def code_lines(self) -> tuple[int, ...]:
+        """The lines that are neither blank nor comments (where a breakpoint can stop)."""
+        lines = self.path.read_text(encoding="utf-8").splitlines()
+        return tuple(i for i, text in enumerate(lines, 1) if text.strip() and not text.strip().startswith("#"))
+
 
 def corpus() -> list[CorpusProgram]:
     items = []

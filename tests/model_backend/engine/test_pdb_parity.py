@@ -34,8 +34,9 @@ from typing import Any
 
 import pytest
 
+from tests.support.corpus import CorpusProgram, corpus
+
 ROOT = Path(__file__).resolve().parents[3]
-PROGRAM_DIR = ROOT / "tests" / "programs"
 DRIVER = ROOT / "tests" / "support" / "pdb_driver.py"
 STEP_CAP = 300
 MIX_LENGTH = 30
@@ -49,15 +50,6 @@ POLICY_B = {"step_into": 0.5, "step_over": 0.5}
 
 
 @dataclass(frozen=True)
-class ProgramInfo:
-    name: str
-    path: Path
-    entry: str | None
-    breakpoints: tuple[int, ...]
-    code_lines: tuple[int, ...]  # non-blank, non-comment lines: candidates for random breakpoints
-
-
-@dataclass(frozen=True)
 class Case:
     program: str
     scenario: str
@@ -68,23 +60,10 @@ class Case:
         return f"{self.program}-{self.scenario}"
 
 
-def load_program_info(path: Path) -> ProgramInfo:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    entry = None
-    breakpoints: tuple[int, ...] = ()
-    for text in lines[:3]:
-        if text.startswith("# entry:"):
-            entry = text.partition(":")[2].strip()
-        elif text.startswith("# breakpoints:"):
-            breakpoints = tuple(int(n) for n in text.partition(":")[2].replace(",", " ").split())
-    code = tuple(i for i, text in enumerate(lines, 1) if text.strip() and not text.strip().startswith("#"))
-    return ProgramInfo(path.stem, path, entry, breakpoints, code)
+PROGRAMS = {c.name: c for c in corpus()}
 
 
-PROGRAMS = {p.stem: load_program_info(p) for p in sorted(PROGRAM_DIR.glob("*.py"))}
-
-
-def random_mix(info: ProgramInfo, seed: int) -> tuple[str, ...]:
+def random_mix(info: CorpusProgram, seed: int) -> tuple[str, ...]:
     rng = random.Random(f"{info.name}/{seed}")  # str seeds are hashed with sha512: stable across runs
     actions = []
     for _ in range(MIX_LENGTH):
@@ -123,7 +102,7 @@ EXTRA_SCENARIOS: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 
-def scenarios(info: ProgramInfo) -> list[Case]:
+def scenarios(info: CorpusProgram) -> list[Case]:
     cases = [
         Case(info.name, "step_into", ("step_into",) * STEP_CAP),
         Case(info.name, "step_over", ("step_over",) * STEP_CAP),
@@ -145,7 +124,7 @@ for _case in CASES:
 
 
 # ---- running both debuggers ------------------------------------------------------------------------
-def run_driver(info: ProgramInfo, cases: list[Case]) -> dict[str, list[dict[str, Any]]]:
+def run_driver(info: CorpusProgram, cases: list[Case]) -> dict[str, list[dict[str, Any]]]:
     """All of a program's sequences in one driver subprocess: scenario -> pdb's stops."""
     # pdb keeps the last stopped frame's locals alive until its next stop, which delays the close of
     # a generator dropped by a returning function (docs/mdp.md): the driver lets them go, as a plain run does.
@@ -164,7 +143,7 @@ def run_driver(info: ProgramInfo, cases: list[Case]) -> dict[str, list[dict[str,
     return {case.scenario: run for case, run in zip(cases, runs, strict=True)}
 
 
-def run_oracle(info: ProgramInfo, actions: tuple[str, ...]) -> list[dict[str, Any]]:
+def run_oracle(info: CorpusProgram, actions: tuple[str, ...]) -> list[dict[str, Any]]:
     from model_backend.engine.oracle import run_steps
     from model_backend.program import Program
     from model_backend.state import Action
@@ -212,7 +191,7 @@ def runs(request: pytest.FixtureRequest) -> Any:
         value = callspec.params.get("case") or callspec.params.get("info")
         if isinstance(value, Case):
             wanted.add(value.program)
-        elif isinstance(value, ProgramInfo):
+        elif isinstance(value, CorpusProgram):
             wanted.add(value.name)
     holder = Runs(sorted(wanted))
     yield holder
@@ -331,7 +310,7 @@ def value_key(record: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("info", list(PROGRAMS.values()), ids=lambda i: i.name)
-def test_pdb_parity_values_and_output(info: ProgramInfo, runs: Runs) -> None:
+def test_pdb_parity_values_and_output(info: CorpusProgram, runs: Runs) -> None:
     """Return values and the program output that each step produced, along the whole trace."""
     case = CASES_BY_PROGRAM[info.name][0]
     assert case.scenario == "step_into"
