@@ -1,4 +1,5 @@
-"""`ndb train`: train (or resume) the neural debugger's model on a built dataset; `ndb average`: average runs.
+"""`ndb train`: train (or resume) the neural debugger's model on a built dataset; `ndb average`: average runs;
+`ndb ensemble`: decode with several; `ndb export`: a training checkpoint's weights as a model directory.
 
 `register(app)` adds the command to a Typer app (the CLI wires it into `ndb`). Runs unchanged on this
 CPU and on GPUs; for several GPUs start it with `accelerate launch --num_processes N $(which ndb) train ...`.
@@ -120,6 +121,26 @@ def register(app: typer.Typer) -> None:
         sources = ", ".join(f"{s['path']} ({s['weight']:g})" for s in record["sources"])
         typer.echo(f"averaged {sources}: {record['parameters']} parameters; model in {out}")
 
+    @app.command("export")
+    def export_command(
+        weights: Annotated[Path, typer.Argument(help="A checkpoint's model.safetensors (a run's last/), or a model directory.")],
+        like: Annotated[Path, typer.Option("--like", help="A model directory of the same shape and tokenizer (its config and tokenizer files are used).")],
+        out: Annotated[Path, typer.Option("--out", help="Directory for the exported model (loads like a run's final/).")],
+        export_dtype: Annotated[str, typer.Option("--export-dtype", help="float32 or bfloat16 (half the files; the shipped members are stored so).")] = "float32",
+    ) -> None:
+        """Export a training checkpoint's weights (or a model directory's) as a model directory, like a run's final/."""
+        if export_dtype not in ("float32", "bfloat16"):
+            raise _fail(f"--export-dtype {export_dtype!r}: float32 or bfloat16")
+        from safetensors import SafetensorError
+
+        try:
+            export_checkpoint(weights, like, out, export_dtype)
+        except RuntimeError as exc:  # load_state_dict: missing keys or other shapes (a many-line message)
+            raise _fail(f"{weights}: its weights do not fit {like}'s model (another shape or vocabulary)") from exc
+        except (OSError, ValueError, SafetensorError) as exc:  # missing, unreadable
+            raise _fail(f"{weights}: {exc}") from exc
+        typer.echo(f"{weights} -> {out}")
+
     @app.command("ensemble")
     def ensemble_command(
         models: Annotated[list[Path], typer.Argument(help="Model directories that share one tokenizer (any shapes).")],
@@ -136,3 +157,24 @@ def register(app: typer.Typer) -> None:
         except (EnsembleError, OSError) as exc:
             raise _fail(str(exc)) from exc
         typer.echo(f"ensemble of {', '.join(str(m) for m in models)} in {out}")
+
+
+def export_checkpoint(weights: Path, like: Path, out: Path, export_dtype: str = "float32") -> None:
+    """Load `weights` (a checkpoint file or a model directory) into `like`'s model and export it to `out` with
+    `like`'s tokenizer and training log (its records left out, the exported checkpoint named)."""
+    import json
+
+    from safetensors.torch import load_file
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from model_backend.model.average import export_with_tokenizer_of
+    from model_backend.model.export import read_weights, unwrap_checkpoint_weights
+
+    raw = read_weights(weights) if weights.is_dir() else load_file(str(weights))
+    model = LlamaForCausalLM(LlamaConfig.from_pretrained(like))
+    model.load_state_dict(unwrap_checkpoint_weights({k: v.float() for k, v in raw.items()}), strict=True)
+    log_path = like / "training_log.json"
+    log = json.loads(log_path.read_text()) if log_path.is_file() else {}
+    log = {k: v for k, v in log.items() if k not in ("records", "summary", "average")}
+    log["exported_checkpoint"] = str(weights)
+    export_with_tokenizer_of(like, model, out, log, export_dtype)
