@@ -16,7 +16,7 @@ import torch
 
 from model_backend.data.tokenizer import load_tokenizer
 from model_backend.model.config import build_model
-from model_backend.model.train import CausalLMLoss
+from model_backend.model.objective import CausalLMLoss
 
 SHAPES = [(16, 512), (32, 256), (8, 1024), (20, 400), (12, 680)]
 

@@ -18,7 +18,7 @@ from safetensors.torch import load_file
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from model_backend.model.average import export_with_tokenizer_of
-from model_backend.model.train import read_weights, unwrap_checkpoint_weights
+from model_backend.model.export import read_weights, unwrap_checkpoint_weights
 
 
 def main() -> None:

@@ -6,7 +6,7 @@
 Default: on the subsets `ndb train` checks during a run, so that runs with different `--seed`s (each
 checks its own random subset) can be compared on the same examples. For each seed: the same
 `--eval-examples` held-out examples, in the same length-sorted batches, and the same loss (mean
-cross-entropy per predicted-state token) as `train.evaluate` computes at `--eval-every`.
+cross-entropy per predicted-state token) as `objective.evaluate` computes at `--eval-every`.
 
 `--by-source`: on every held-out trajectory instead, one at a time, with the loss per kind of program
 (gen, script, humaneval, algorithms) and over all; a build that no model was trained on (a new
@@ -25,7 +25,7 @@ from accelerate import Accelerator
 from transformers import AutoTokenizer, LlamaForCausalLM
 
 from model_backend.data.tokenizer import encode_segments
-from model_backend.model import train
+from model_backend.model import objective, train_data
 from model_backend.model.config import special_token_ids
 
 
@@ -33,7 +33,7 @@ def loss_by_source(models: dict[str, LlamaForCausalLM], tokenizer: object, data:
                    seq_len: int) -> dict[str, dict[str, float]]:
     """source kind -> model -> summed loss, and "tokens" -> predicted-state tokens, over every held-out record."""
     totals: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    for path in train.find_shards(data, "heldout"):
+    for path in train_data.find_shards(data, "heldout"):
         for line in Path(path).read_text(encoding="utf-8").splitlines():
             if not line.strip():
                 continue
@@ -41,7 +41,7 @@ def loss_by_source(models: dict[str, LlamaForCausalLM], tokenizer: object, data:
             ids, labels = encode_segments(tokenizer, [(str(t), bool(b)) for t, b in record["segments"]])
             x = torch.tensor([ids[:seq_len]])
             target = torch.tensor(labels[1:seq_len])
-            keep = target != train.IGNORE
+            keep = target != train_data.IGNORE
             if not keep.any():
                 continue
             kind = str(record.get("source_kind", "program")).split(":")[0]
@@ -78,15 +78,15 @@ def main() -> None:
             losses = "  ".join(f"{path} {sums[path] / sums['tokens']:.4f}" for path in args.models)
             print(f"{kind:11} {int(sums['tokens']):7} tokens  {losses}")
         return
-    held = train.tokenize_split(train.find_shards(args.data, "heldout"), tokenizer, args.seq_len, progress=False)
+    held = train_data.tokenize_split(train_data.find_shards(args.data, "heldout"), tokenizer, args.seq_len, progress=False)
     pad_id = int(special_token_ids(tokenizer)["pad_token_id"])
     accelerator = Accelerator(cpu=True)
-    loss_models = {path: train.CausalLMLoss(LlamaForCausalLM.from_pretrained(path)) for path in args.models}
+    loss_models = {path: objective.CausalLMLoss(LlamaForCausalLM.from_pretrained(path)) for path in args.models}
     for seed in (int(s) for s in args.seeds.split(",")):
-        batches = train.check_batches(held, args.examples, args.batch_tokens, None, seed)
+        batches = objective.check_batches(held, args.examples, args.batch_tokens, None, seed)
         for path, loss_model in loss_models.items():
             with torch.no_grad():
-                loss = train.evaluate(loss_model, held, batches, pad_id, accelerator)
+                loss = objective.evaluate(loss_model, held, batches, pad_id, accelerator)
             print(f"seed {seed}  {path}  held-out loss {loss:.4f}")
 
 

@@ -25,7 +25,7 @@ import torch
 from transformers import AutoTokenizer, LlamaForCausalLM
 
 from model_backend.engine.ensemble import EnsembleSpec, is_ensemble
-from model_backend.model import train
+from model_backend.model import train_data
 
 
 def frame_runs(mask: np.ndarray) -> list[tuple[int, int]]:
@@ -58,7 +58,7 @@ def main() -> None:
     if len(spec.members) != 2:
         parser.error("two members only")
     tokenizer = AutoTokenizer.from_pretrained(args.ensemble)
-    held = train.tokenize_split(train.find_shards(args.data, "heldout"), tokenizer, 2048, progress=False)
+    held = train_data.tokenize_split(train_data.find_shards(args.data, "heldout"), tokenizer, 2048, progress=False)
     stop = len(held) if args.limit is None else min(len(held), args.skip + args.limit)
     indices = range(args.skip, stop)
     models = [LlamaForCausalLM.from_pretrained(str(m), dtype=torch.float32).eval() for m in spec.members]
@@ -73,7 +73,7 @@ def main() -> None:
             ids, labels = held.example(i)
             x = torch.from_numpy(ids.astype(np.int64))[None]
             target = torch.from_numpy(labels[1:].astype(np.int64))
-            keep = target != train.IGNORE
+            keep = target != train_data.IGNORE
             if not keep.any():
                 continue
             z = [m(input_ids=x).logits[0, :-1][keep].float() for m in models]

@@ -44,7 +44,7 @@ def export_with_tokenizer_of(source: Path, model: Any, out: Path, log: dict[str,
                              export_dtype: str = "float32") -> None:
     """Export `model` to `out` like a run's final/, with the tokenizer files of model directory `source`
     (`export_final` takes only those from it, never its weights)."""
-    from model_backend.model.train import export_final
+    from model_backend.model.export import export_final
 
     export_final(model, source, out, log, export_dtype)
 
@@ -53,7 +53,7 @@ def average_checkpoints(models: list[Path], out: Path, weights: list[float] | No
     """Write the weighted mean of `models` (same config and tokenizer) to `out`; return its record."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from model_backend.model.train import read_weights
+    from model_backend.model.export import read_weights
 
     if len(models) < 2:
         raise AverageError("give at least two model directories to average")

@@ -20,7 +20,11 @@ if not hasattr(tokmod, "train_tokenizer") or not hasattr(tokmod, "encode_segment
 
 from model_backend import trace_format as fmt  # noqa: E402
 from model_backend.model import config as mconfig  # noqa: E402
+from model_backend.model import export as mexport  # noqa: E402
+from model_backend.model import objective  # noqa: E402
 from model_backend.model import train as mtrain  # noqa: E402
+from model_backend.model import train_config as tconfig  # noqa: E402
+from model_backend.model import train_data as tdata  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 FAST: dict[str, Any] = {"threads": 1, "progress": False, "warmup_steps": 2, "log_every": 1}
@@ -74,8 +78,8 @@ def tokenizer(dataset: tuple[Path, Path]) -> Any:
 
 
 @pytest.fixture(scope="module")
-def train_split(dataset: tuple[Path, Path], tokenizer: Any) -> mtrain.TokenizedSplit:
-    return mtrain.tokenize_split(mtrain.find_shards(dataset[0], "train"), tokenizer, 1024, progress=False)
+def train_split(dataset: tuple[Path, Path], tokenizer: Any) -> tdata.TokenizedSplit:
+    return tdata.tokenize_split(tdata.find_shards(dataset[0], "train"), tokenizer, 1024, progress=False)
 
 
 # ------------------------------------------------------------------------------------------------ shapes
@@ -100,14 +104,14 @@ def test_shapes_fit_vllm_cpu_and_tokenizer(tokenizer: Any) -> None:
 
 def test_length_batches_cover_each_example_once_within_budget() -> None:
     lengths = __import__("numpy").random.default_rng(0).integers(5, 300, size=500)
-    batches = mtrain.length_batches(lengths, batch_tokens=1000, batch_size=None, seed=3, epoch=0, chunk=128)
+    batches = tdata.length_batches(lengths, batch_tokens=1000, batch_size=None, seed=3, epoch=0, chunk=128)
     flat = sorted(i for b in batches for i in b)
     assert flat == list(range(500))
     for b in batches:
         assert len(b) == 1 or max(lengths[i] for i in b) * len(b) <= 1000
-    assert batches == mtrain.length_batches(lengths, 1000, None, 3, 0, chunk=128)
-    assert batches != mtrain.length_batches(lengths, 1000, None, 3, 1, chunk=128)
-    fixed = mtrain.length_batches(lengths, None, 16, 3, 0)
+    assert batches == tdata.length_batches(lengths, 1000, None, 3, 0, chunk=128)
+    assert batches != tdata.length_batches(lengths, 1000, None, 3, 1, chunk=128)
+    fixed = tdata.length_batches(lengths, None, 16, 3, 0)
     assert max(len(b) for b in fixed) == 16
 
 
@@ -115,28 +119,28 @@ def test_length_batches_cover_each_example_once_within_budget() -> None:
 
 
 def test_load_split_tokenizes_shards_in_parallel_and_caches_each(dataset: tuple[Path, Path], tokenizer: Any,
-                                                                 train_split: mtrain.TokenizedSplit, tmp_path: Path) -> None:
+                                                                 train_split: tdata.TokenizedSplit, tmp_path: Path) -> None:
     """Two worker processes give exactly what one pass gives; a shard added later is the only one tokenized."""
     import shutil
 
     data = tmp_path / "data"
     shutil.copytree(dataset[0], data, ignore=shutil.ignore_patterns("tokenizer"))
-    cfg = mtrain.TrainConfig(data_dir=str(data), tokenizer_dir=str(dataset[1]), out_dir=str(tmp_path / "run"),
+    cfg = tconfig.TrainConfig(data_dir=str(data), tokenizer_dir=str(dataset[1]), out_dir=str(tmp_path / "run"),
                              max_steps=1, threads=2, progress=False)
-    key = mtrain._tokenizer_key(dataset[1])
-    got = mtrain.load_split(cfg, "train", tokenizer, key, is_main=True)
+    key = tdata.tokenizer_key(dataset[1])
+    got = tdata.load_split(cfg, "train", tokenizer, key, is_main=True)
     assert got is not None
     for name in ("ids", "labels", "offsets"):
         assert (getattr(got, name) == getattr(train_split, name)).all(), name
     assert got.stats == train_split.stats
-    cache = tmp_path / "run" / mtrain.CACHE
+    cache = tmp_path / "run" / tconfig.CACHE
     first = {p.name: p.stat().st_mtime_ns for p in cache.iterdir()}
     assert len(first) == 2  # one file per shard
 
     # a third shard, as a data build finishing between two calls of a resumed run would add it
     for suffix in (".jsonl", ".stats.json"):
         shutil.copy(data / f"train-00000{suffix}", data / f"train-00002{suffix}")
-    grown = mtrain.load_split(cfg, "train", tokenizer, key, is_main=True)
+    grown = tdata.load_split(cfg, "train", tokenizer, key, is_main=True)
     assert grown is not None and len(grown) == len(train_split) + len(train_split) // 2
     after = {p.name: p.stat().st_mtime_ns for p in cache.iterdir()}
     assert len(after) == 3 and all(after[name] == mtime for name, mtime in first.items())
@@ -144,44 +148,44 @@ def test_load_split_tokenizes_shards_in_parallel_and_caches_each(dataset: tuple[
     assert (grown.ids[-n0:] == train_split.ids[:n0]).all()
 
 
-def test_labels_mask_context_and_padding(tokenizer: Any, train_split: mtrain.TokenizedSplit) -> None:
+def test_labels_mask_context_and_padding(tokenizer: Any, train_split: tdata.TokenizedSplit) -> None:
     rec = _record(random.Random(7))
     ids, labels = tokmod.encode_segments(tokenizer, rec["segments"])
     trained = sum(len(tokenizer(t, add_special_tokens=False)["input_ids"]) for t, tr in rec["segments"] if tr)
-    assert sum(1 for v in labels if v != mtrain.IGNORE) == trained
+    assert sum(1 for v in labels if v != tdata.IGNORE) == trained
 
-    batch = mtrain.collate(train_split, [0, 1, 2], pad_id=tokenizer.pad_token_id)
+    batch = tdata.collate(train_split, [0, 1, 2], pad_id=tokenizer.pad_token_id)
     pad = batch["attention_mask"] == 0
     assert pad.any(), "the three examples should differ in length"
-    assert (batch["labels"][pad] == mtrain.IGNORE).all()
+    assert (batch["labels"][pad] == tdata.IGNORE).all()
 
     model = mconfig.build_model("tiny", tokenizer, seed=0).eval()
-    wrapper = mtrain.CausalLMLoss(model)
+    wrapper = objective.CausalLMLoss(model)
     with torch.no_grad():
         loss_sum, count = wrapper(**batch)
         # our loss (logits only where a label is) is HF's mean loss over the same labels
         hf = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], labels=batch["labels"]).loss
         assert torch.allclose(loss_sum / count, hf, atol=1e-5)
         # padding changes nothing: each example alone gives the same summed loss
-        alone = [wrapper(**mtrain.collate(train_split, [i], tokenizer.pad_token_id)) for i in (0, 1, 2)]
+        alone = [wrapper(**tdata.collate(train_split, [i], tokenizer.pad_token_id)) for i in (0, 1, 2)]
         assert torch.allclose(loss_sum, sum(s for s, _ in alone), rtol=1e-5)
         assert int(count) == sum(int(c) for _, c in alone)
         # the loss ignores context: changing untrained label positions' targets (-100) has no effect,
         # but corrupting a trained target does
-        x = mtrain.collate(train_split, [0], tokenizer.pad_token_id)
+        x = tdata.collate(train_split, [0], tokenizer.pad_token_id)
         base, _ = wrapper(**x)
-        trained_pos = (x["labels"][0] != mtrain.IGNORE).nonzero().flatten()
+        trained_pos = (x["labels"][0] != tdata.IGNORE).nonzero().flatten()
         bad = {**x, "labels": x["labels"].clone()}
         bad["labels"][0, trained_pos[-1]] = (bad["labels"][0, trained_pos[-1]] + 1) % len(tokenizer)
         assert not torch.allclose(wrapper(**bad)[0], base)
 
 
-def test_few_steps_overfit_a_repeated_batch(tokenizer: Any, train_split: mtrain.TokenizedSplit) -> None:
+def test_few_steps_overfit_a_repeated_batch(tokenizer: Any, train_split: tdata.TokenizedSplit) -> None:
     torch.manual_seed(0)
     model = mconfig.build_model("tiny", tokenizer, seed=0)
-    wrapper = mtrain.CausalLMLoss(model)
-    opt = torch.optim.AdamW(mtrain.param_groups(model, 0.1), lr=3e-3)
-    batch = mtrain.collate(train_split, [0, 1, 2, 3], tokenizer.pad_token_id)
+    wrapper = objective.CausalLMLoss(model)
+    opt = torch.optim.AdamW(objective.param_groups(model, 0.1), lr=3e-3)
+    batch = tdata.collate(train_split, [0, 1, 2, 3], tokenizer.pad_token_id)
     losses = []
     for _ in range(25):
         loss_sum, count = wrapper(**batch)
@@ -194,14 +198,14 @@ def test_few_steps_overfit_a_repeated_batch(tokenizer: Any, train_split: mtrain.
     assert losses[-1] < 0.5 * losses[0], losses
 
 
-def test_held_out_check_builds_no_autograd_graph(tokenizer: Any, train_split: mtrain.TokenizedSplit) -> None:
+def test_held_out_check_builds_no_autograd_graph(tokenizer: Any, train_split: tdata.TokenizedSplit) -> None:
     """`evaluate` runs at every --eval-every: its loss must come without a graph (it once kept one)."""
     from accelerate import Accelerator
 
-    wrapper = mtrain.CausalLMLoss(mconfig.build_model("tiny", tokenizer, seed=0))
+    wrapper = objective.CausalLMLoss(mconfig.build_model("tiny", tokenizer, seed=0))
     seen: list[bool] = []
     wrapper.register_forward_hook(lambda module, args, output: seen.append(output[0].requires_grad))
-    loss = mtrain.evaluate(wrapper, train_split, [[0, 1], [2, 3]], tokenizer.pad_token_id, Accelerator(cpu=True))
+    loss = objective.evaluate(wrapper, train_split, [[0, 1], [2, 3]], tokenizer.pad_token_id, Accelerator(cpu=True))
     assert seen == [False, False]
     assert loss > 0 and wrapper.training  # back in training mode afterwards
 
@@ -225,7 +229,7 @@ def test_export_takes_only_tokenizer_files_from_a_model_directory_given_as_token
     (tmp_path / "other" / "README.md").write_text("the other model's card\n")
     model = mconfig.build_model("tiny", tokenizer, seed=1).eval()
     out = tmp_path / "final"
-    files = mtrain.export_final(model, tmp_path / "other", out, {}, max_file_bytes=None)
+    files = mexport.export_final(model, tmp_path / "other", out, {}, max_file_bytes=None)
     names = {p.name for p in out.iterdir()}
     assert "README.md" not in names and "tokenizer.json" in names
     assert sorted(out.glob("*.safetensors")) == sorted(files)
@@ -234,7 +238,7 @@ def test_export_takes_only_tokenizer_files_from_a_model_directory_given_as_token
     with torch.no_grad():
         assert torch.equal(model(x).logits, loaded(x).logits)
         assert not torch.equal(other(x).logits, loaded(x).logits)
-    assert mtrain._tokenizer_key(tmp_path / "other") == mtrain._tokenizer_key(out)
+    assert tdata.tokenizer_key(tmp_path / "other") == tdata.tokenizer_key(out)
 
 
 def test_read_weights_reads_the_shards_the_index_names_not_a_stray_file(tokenizer: Any, tmp_path: Path) -> None:
@@ -242,7 +246,7 @@ def test_read_weights_reads_the_shards_the_index_names_not_a_stray_file(tokenize
     stray = _saved_model(tokenizer, tmp_path / "stray", seed=4)
     stray.save_pretrained(tmp_path / "one", max_shard_size="1GB")  # one model.safetensors
     shutil.copy2(tmp_path / "one" / "model.safetensors", tmp_path / "m" / "model-99999-of-99999.safetensors")
-    weights = mtrain.read_weights(tmp_path / "m")
+    weights = mexport.read_weights(tmp_path / "m")
     assert len(weights) >= len(model.state_dict()) - 1  # all but the tied lm_head, saved once
     for name, tensor in model.state_dict().items():
         if name in weights:
@@ -255,7 +259,7 @@ def test_init_from_a_shallower_model_grows_it_without_changing_its_function(toke
     config = mconfig.make_config("tiny", tokenizer)
     config.num_hidden_layers = 2 * shallow.config.num_hidden_layers
     deep = transformers.LlamaForCausalLM(config).eval()
-    assert mtrain._load_weights(deep, tmp_path) == shallow.config.num_hidden_layers
+    assert mexport.load_weights(deep, tmp_path) == shallow.config.num_hidden_layers
     x = torch.randint(0, len(tokenizer), (2, 17))
     with torch.no_grad():
         assert torch.allclose(shallow(x).logits, deep(x).logits, atol=1e-5)  # the copies add nothing yet
@@ -265,15 +269,15 @@ def test_init_from_a_shallower_model_grows_it_without_changing_its_function(toke
     assert copy.mlp.up_proj.weight.data_ptr() != first.mlp.up_proj.weight.data_ptr()  # copies, trained apart
     config.num_hidden_layers = 3
     with pytest.raises(ValueError, match="multiple of 2"):
-        mtrain._load_weights(transformers.LlamaForCausalLM(config), tmp_path)
+        mexport.load_weights(transformers.LlamaForCausalLM(config), tmp_path)
 
 
 def test_schedule_warmup_then_cosine() -> None:
-    s = mtrain.Schedule(1e-3, warmup_steps=10, max_steps=110, min_lr_ratio=0.1, budget_s=None)
+    s = objective.Schedule(1e-3, warmup_steps=10, max_steps=110, min_lr_ratio=0.1, budget_s=None)
     assert s.lr_at(0) == pytest.approx(1e-4) and s.lr_at(9) == pytest.approx(1e-3)
     assert s.lr_at(10) == pytest.approx(1e-3) and s.lr_at(60) == pytest.approx(5.5e-4)
     assert s.lr_at(110) == pytest.approx(1e-4) and s.lr_at(500) == pytest.approx(1e-4)
-    timed = mtrain.Schedule(1e-3, 10, None, 0.1, budget_s=100.0)
+    timed = objective.Schedule(1e-3, 10, None, 0.1, budget_s=100.0)
     assert timed.lr_at(20, elapsed_s=50.0) == pytest.approx(5.5e-4)  # half the budget: half the cosine
 
 
@@ -283,12 +287,12 @@ def test_schedule_warmup_then_cosine() -> None:
 def test_train_exports_a_loadable_small_checkpoint(dataset: tuple[Path, Path], tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     data, tok_dir = dataset
-    monkeypatch.setattr(mtrain, "EXPORT_SHARD_SIZE", "200KB")  # the tiny model then needs several files
+    monkeypatch.setattr(mexport, "EXPORT_SHARD_SIZE", "200KB")  # the tiny model then needs several files
     log = mtrain.train(data, tok_dir, tmp_path / "run", "tiny", max_steps=12, batch_size=8, lr=3e-3,
                        eval_every=6, save_every=6, **FAST)
     final = tmp_path / "run" / "final"
     weights = sorted(final.glob("*.safetensors"))
-    assert len(weights) >= 2 and all(p.stat().st_size < mtrain.MAX_SHARD_BYTES for p in weights)
+    assert len(weights) >= 2 and all(p.stat().st_size < mexport.MAX_SHARD_BYTES for p in weights)
     assert (final / "model.safetensors.index.json").is_file()
     model = transformers.LlamaForCausalLM.from_pretrained(final)
     assert model.config.vocab_size == len(transformers.AutoTokenizer.from_pretrained(str(final)))
@@ -305,10 +309,10 @@ def test_train_exports_a_loadable_small_checkpoint(dataset: tuple[Path, Path], t
     assert s["trained_tokens_seen"] < s["tokens_seen"] and s["tokens_per_s"] > 0
     assert saved["records"][-1]["tokens"] == s["tokens_seen"] and "elapsed_s" in saved["records"][-1]
     # the exported weights are the trained ones: the final held-out loss recomputes from the export
-    held_split = mtrain.tokenize_split(mtrain.find_shards(data, "heldout"), tok, 1024, progress=False)
-    wrapper = mtrain.CausalLMLoss(model.eval())
+    held_split = tdata.tokenize_split(tdata.find_shards(data, "heldout"), tok, 1024, progress=False)
+    wrapper = objective.CausalLMLoss(model.eval())
     with torch.no_grad():
-        parts = [wrapper(**mtrain.collate(held_split, [i], tok.pad_token_id)) for i in range(len(held_split))]
+        parts = [wrapper(**tdata.collate(held_split, [i], tok.pad_token_id)) for i in range(len(held_split))]
     recomputed = float(sum(s for s, _ in parts) / sum(c for _, c in parts))
     assert recomputed == pytest.approx(s["final_heldout_loss"], rel=1e-4)
 
@@ -328,7 +332,7 @@ def test_interrupted_run_resumes_the_same_schedule(dataset: tuple[Path, Path], t
 
     with pytest.raises(Crash):
         mtrain.train(data, tok_dir, tmp_path / "b", "tiny", callback=crash_at_6, **args)
-    assert json.loads((tmp_path / "b" / "last" / mtrain.STATE_FILE).read_text())["step"] == 4
+    assert json.loads((tmp_path / "b" / "last" / tconfig.STATE_FILE).read_text())["step"] == 4
     resumed: list[dict[str, Any]] = []
     log = mtrain.train(data, tok_dir, tmp_path / "b", "tiny", callback=resumed.append, **args)
     assert [r["step"] for r in resumed] == [5, 6, 7, 8]
@@ -390,7 +394,7 @@ def test_snapshots_are_loadable_exports_of_the_weights_at_their_step(dataset: tu
     data, tok_dir = dataset
     mtrain.train(data, tok_dir, tmp_path / "run", "tiny", max_steps=4, batch_size=4, lr=3e-3, save_every=100,
                  eval_every=100, snapshot_every=2, **FAST)
-    snapshots = tmp_path / "run" / mtrain.SNAPSHOTS
+    snapshots = tmp_path / "run" / tconfig.SNAPSHOTS
     assert sorted(p.name for p in snapshots.iterdir()) == ["step-000002", "step-000004"]
     final = transformers.LlamaForCausalLM.from_pretrained(tmp_path / "run" / "final")
     at_4 = transformers.LlamaForCausalLM.from_pretrained(snapshots / "step-000004")
@@ -410,7 +414,7 @@ def test_time_budget_stops_cleanly(dataset: tuple[Path, Path], tmp_path: Path) -
                        save_every=1000, eval_every=1000, **FAST)
     assert log["summary"]["stop_reason"] == "time_budget"
     assert (tmp_path / "run" / "final" / "config.json").is_file()
-    assert (tmp_path / "run" / "last" / mtrain.STATE_FILE).is_file()
+    assert (tmp_path / "run" / "last" / tconfig.STATE_FILE).is_file()
 
 
 def test_cli_train_command(dataset: tuple[Path, Path], tmp_path: Path) -> None:
@@ -467,7 +471,7 @@ def test_average_writes_the_weighted_mean_of_its_sources(tokenizer: Any, tmp_pat
     assert transformers.AutoTokenizer.from_pretrained(str(tmp_path / "mean")).get_vocab() == tokenizer.get_vocab()
     saved = json.loads((tmp_path / "mean" / "average.json").read_text())
     assert saved == record and [s["weight"] for s in saved["sources"]] == [3.0, 1.0]
-    assert all(p.stat().st_size < mtrain.MAX_SHARD_BYTES for p in (tmp_path / "mean").glob("*.safetensors"))
+    assert all(p.stat().st_size < mexport.MAX_SHARD_BYTES for p in (tmp_path / "mean").glob("*.safetensors"))
 
 
 def test_average_refuses_other_shapes_and_tokenizers(tokenizer: Any, tmp_path: Path) -> None:
