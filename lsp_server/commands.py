@@ -48,4 +48,4 @@ def register_bench(bench_app: typer.Typer) -> None:
         """Code lens latency for a 10-line function, and the editor's wait on a keystroke while the model works."""
         from lsp_server.bench import run_bench
 
-        typer.echo(json.dumps(run_bench(keystrokes=keystrokes, model=model), indent=2))
+        typer.echo(json.dumps(run_bench(keystrokes=keystrokes, model=model), indent=2, ensure_ascii=False))
