@@ -114,7 +114,7 @@ RC=${PIPESTATUS[0]}
 echo "trainer rc $RC at $(since)"
 if [ ! -d "runs/$RUN/final" ] && [ -f "runs/$RUN/last/model.safetensors" ]; then
     # interrupted (the safety net fired): export the checkpoint SIGINT wrote, like the trainer's final/
-    python3 scripts/export_checkpoint.py "runs/$RUN/last/model.safetensors" --like "$INIT" \
+    "${NDB[@]}" export "runs/$RUN/last/model.safetensors" --like "$INIT" \
         --out "runs/$RUN/final" --export-dtype bfloat16 && echo "exported last/ as final/"
 fi
 if [ -d "runs/$RUN/final" ]; then
