@@ -598,6 +598,33 @@ async function main() {
     await until('the debug session to end', async () => (await page.locator('.debug-toolbar').isVisible()) === false, 30000);
     done('F5 on demo.py without launch.json: stopped at the breakpoint');
 
+    // The code lens's click: a Neural Debug session on the neural engine (the settings name no engine),
+    // stopped at the example call mean([4, 8, 15]).
+    writeJson(path.join(dirs.workspace, '.vscode', 'settings.json'), {
+      'neuralDebug.pythonPath': PYTHON,
+      'neuralDebug.adapterLogFile': path.join(ARTIFACTS, 'adapter-lens.log'),
+    });
+    await sleep(1500);
+    await runCommand(page, 'Remove All Breakpoints');
+    await page.locator('.editor-group-container.active .codelens-decoration a', { hasText: 'predicted:' }).first().click();
+    const lensFrame = await until('the lens\'s session to stop in mean', async () => {
+      const top = await topFrame(page);
+      return top && top.name === 'mean' ? top : undefined;
+    }, 180000, 1000);
+    if (!(await page.locator('.repl .monaco-list-rows').first().isVisible())) {
+      await runCommand(page, 'View: Toggle Debug Console');
+    }
+    const lensBanner = await until('the Debug Console banner of the neural engine', async () => {
+      const text = (await page.locator('.repl .monaco-list-rows').first().innerText()).replace(/\s+/g, ' ');
+      return text.includes('is a prediction of the model') ? text : undefined;
+    }, 60000);
+    log(`the lens started: top frame ${lensFrame.name} at line ${lensFrame.line}; ${lensBanner.slice(0, 160)}`);
+    await sleep(500);
+    await screenshot(page, '09-code-lens-session.png');
+    await runCommand(page, 'Debug: Stop');
+    await until('the debug session to end', async () => (await page.locator('.debug-toolbar').isVisible()) === false, 30000);
+    done('click the code lens: a Neural Debug session stopped at the example call');
+
     if (consoleErrors.length) {
       log(`browser console errors (not failures): ${consoleErrors.length}; first: ${consoleErrors[0].slice(0, 200)}`);
     }
