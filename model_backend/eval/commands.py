@@ -1,4 +1,4 @@
-"""`ndb eval next-state`, `ndb eval cruxeval` and `ndb eval realistic`."""
+"""`ndb eval next-state`, `ndb eval cruxeval`, `ndb eval realistic` and `ndb eval merge`."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from model_backend.engine.infer import (
     DEFAULT_WALKS,
     DEFAULT_WIDTH,
 )
+from model_backend.eval import merge as merge_commands
 
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Checkpoint directory (default: the shipped model).")]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the full results as JSON here.")]
@@ -26,6 +27,7 @@ SearchOpt = Annotated[int | None, typer.Option(
 def register(app: typer.Typer) -> None:
     eval_app = typer.Typer(help="Evaluate a model: next-state accuracy, CruxEval, realistic programs.", no_args_is_help=True)
     app.add_typer(eval_app, name="eval")
+    merge_commands.register(eval_app)
 
     @eval_app.command("next-state")
     def next_state(

@@ -2,7 +2,7 @@
 # Run ON THE DEVICE MACHINE in one call (carry [".whl", ".gpubin", ".evaldata"]): the shipped model's
 # CruxEval and next-state figures on the machine's CPU cores (16 against this project's 2), with the GPU
 # left alone and torch on the CPU as in a debugging session. Every problem is its own item; the figures
-# are merged here afterwards (scripts/merge_cruxeval.py).
+# are merged here afterwards (ndb eval merge).
 #
 #   scripts/gpu/cpu_evals.sh
 #
