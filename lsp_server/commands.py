@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
         try:
             server.start_io()
         finally:
-            server.predictor.close()
+            server.predictor.close(wait=5.0)
 
 
 def register_bench(bench_app: typer.Typer) -> None:

@@ -32,8 +32,8 @@ from pygls.lsp.server import LanguageServer
 from lsp_server import examples, features
 from lsp_server.inference import DEFAULT_K, InferenceSettings, infer_inputs, summary
 from lsp_server.predictions import DEFAULT_DEBOUNCE, DEFAULT_MAX_STEPS, Prediction, Predictor
-from model_backend.engine import create_engine
 from model_backend.engine.base import Engine, EngineError
+from model_backend.worker.client import launch_engine
 
 log = logging.getLogger(__name__)
 NAME, VERSION = "ndb-lsp", "0.1.0"
@@ -49,7 +49,7 @@ class Settings:
     inference: InferenceSettings = InferenceSettings()
 
     def engine_factory(self) -> Callable[[], Engine]:
-        return lambda: create_engine("neural", model=self.model, worker=self.worker)
+        return lambda: launch_engine("neural", model=self.model, worker=self.worker)
 
 
 class NeuralLanguageServer(LanguageServer):
@@ -118,7 +118,7 @@ def build_server(settings: Settings) -> NeuralLanguageServer:
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: NeuralLanguageServer, params: None) -> None:
-        ls.predictor.close()
+        ls.predictor.close(wait=0.0)  # the reply must not wait for the step under way
         for cancel in ls.inferring.values():
             cancel.set()
 
