@@ -1,7 +1,7 @@
 """Several checkpoints that share one tokenizer, decoding as one model: the mean of their log-probabilities.
 
 Models trained apart (another shape, another data order) make different mistakes, so the product of
-their distributions is right more often than either (docs/results.md, "Ensemble"). An ensemble is a
+their distributions is right more often than either (the default model card, "Lineage"). An ensemble is a
 directory holding `ensemble.json`, the shared tokenizer files and one model directory per member:
 
     default/

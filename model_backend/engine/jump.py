@@ -4,8 +4,8 @@ The oracle engine lets Python itself decide (it sets `frame.f_lineno` in its san
 neural engines cannot, so they check the rules that matter in practice (CPython 3.11's
 `frame_setlineno`): the target is a line with code in the same function (not in a nested def), and it
 is not inside a `for` loop's body, a `with` block or an `except` handler that the current line is not
-in. Jumps out of such blocks are allowed, as in Python. tests/test_jump.py compares these answers with
-Python's own on every pair of lines of test programs.
+in. Jumps out of such blocks are allowed, as in Python. tests/model_backend/engine/test_jump.py compares
+these answers with Python's own on every pair of lines of test programs.
 """
 
 from __future__ import annotations

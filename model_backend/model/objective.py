@@ -88,7 +88,7 @@ class Schedule:
 def check_batches(held: TokenizedSplit, examples: int, batch_tokens: int | None, batch_size: int | None,
                   seed: int) -> list[list[int]]:
     """The held-out examples a run checks at `--eval-every`: a fixed random subset of `examples` for its
-    seed, batched by length (scripts/heldout_loss.py scores other models on the same batches)."""
+    seed, batched by length (scripts/heldout_loss.py, in git at 9959851, scores other models on these batches)."""
     pick = np.random.default_rng(seed).permutation(len(held))[:examples]
     batches = length_batches(held.lengths[pick], batch_tokens, batch_size, seed, 0, chunk=len(pick))
     return [[int(pick[j]) for j in batch] for batch in batches]

@@ -70,8 +70,8 @@ def _drain(proc: subprocess.Popen[str]) -> None:
 
 
 class SimulatedUser:
-    """User `index` of a run seeded `seed`: its program and its seeded actions (scripts/replay_bench_user.py
-    replays the same ones on an in-process engine)."""
+    """User `index` of a run seeded `seed`: its program and its seeded actions (scripts/replay_bench_user.py,
+    in git at 7e62079, replays the same ones on an in-process engine)."""
 
     def __init__(self, index: int, seed: int) -> None:
         self.rng = random.Random(seed * 1000 + index)
