@@ -109,9 +109,9 @@ class Frame:
 
 
 def default_engine_factory(name: str, model: str | None, worker: str | None) -> Engine:
-    from model_backend.engine import create_engine
+    from model_backend.worker.client import launch_engine
 
-    return create_engine(name, model=model, worker=worker)
+    return launch_engine(name, model=model, worker=worker)
 
 
 def _key(state: State) -> tuple[Any, ...]:

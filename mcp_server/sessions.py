@@ -20,10 +20,10 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
-from model_backend.engine import create_engine
 from model_backend.engine.base import Engine
 from model_backend.program import Program, ProgramError
 from model_backend.state import Action, State
+from model_backend.worker.client import launch_engine
 
 EngineName = Literal["neural", "oracle"]
 MODEL_LOCK = threading.Lock()
@@ -54,7 +54,7 @@ class EngineConfig:
     worker: str | None = None
 
     def create(self, name: EngineName) -> Engine:
-        return create_engine(name, model=self.model, worker=self.worker)
+        return launch_engine(name, model=self.model, worker=self.worker)
 
 
 @dataclass

@@ -3,6 +3,10 @@
 The debug adapter and the terminal debugger know only this class. The oracle engine answers from a
 real (sandboxed) trace; the neural engine predicts the same states with a model. Engines never raise
 for a bad prediction: they return a State whose `error` says what went wrong.
+
+`StepwiseEngine` is the shape of an engine whose operations are generators driven by a model (alone, or
+by the worker with other sessions); engine/driver.py adds what reads the program through the grammar.
+The interface imports no grammar.
 """
 
 from __future__ import annotations
@@ -11,37 +15,18 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from model_backend import safe_ast
-from model_backend.engine.follow import (
-    DEFAULT_FOLLOW_STEPS,
-    MAX_FINISHING_JUMPS,
-    MAX_SINGLE_STEPS,
-    breakpoint_in_reach,
-    finishing_action,
-    reached_stop,
-    runs_through_events,
-    single_step_kind,
-    stop_lines,
-)
+from model_backend.engine.errors import Cancelled, EngineError
 from model_backend.program import Program
 from model_backend.state import Action, StackFrame, State
 
-if TYPE_CHECKING:
-    from model_backend.grammar import ProgramFacts
-
+__all__ = ["MAX_TRAIL", "CallerFrame", "Cancelled", "Engine", "EngineError", "StartAt", "StepwiseEngine",
+           "context_frame"]
 StartAt = Literal["entry", "exit"]
 MAX_TRAIL = 256
 T = TypeVar("T")
-
-
-class EngineError(RuntimeError):
-    """A request the engine cannot serve (not started, program failed to load, worker gone, ...)."""
-
-
-class Cancelled(EngineError):
-    """A long operation stopped because its caller asked it to (e.g. the user cancelled an inference)."""
 
 
 @dataclass(frozen=True)
@@ -166,25 +151,16 @@ def context_frame(state: State, inverse: bool) -> str:
 class StepwiseEngine(Engine):
     """An engine whose operations are generators (`*_steps`) that yield work for the model and receive
     its answer; `run` drives one of them alone. The model worker drives many sessions' generators at
-    once instead. Subclasses supply the generators, `run`, and keep `_state` current."""
+    once instead. Subclasses supply the generators, `run`, and keep `_state` current
+    (engine/driver.py: the start from the program's text, and actions followed step by step)."""
 
     program: Program | None = None
-    facts: ProgramFacts | None = None  # of `program`
     history: list[State]  # the states of the trajectory in the context, the current one last
     # The forward steps predicted on the way to the current state, oldest first, each state with the
     # action taken from it (at most MAX_TRAIL; emptied by a start, a step back, a set variable or a jump):
     # the grammar reads where a loop's header was reached from, and how often, to know which element
     # the loop takes next (constraint.FrameConstraint.trail).
     trail: list[tuple[State, str]]
-    # Single steps an action that runs through events may take before it finishes in jumps (0: one jump).
-    follow_steps: int = DEFAULT_FOLLOW_STEPS
-    followed_steps = 0  # single steps taken so far to follow actions (for figures and tests)
-
-    def follow(self, steps: int) -> None:
-        if steps < 0:
-            raise EngineError("the number of steps to follow cannot be negative")
-        self.follow_steps = steps
-
     def call_site(self) -> CallerFrame | None:
         """The caller's last state in the trajectory (no new prediction): its state on the call line when
         the trajectory holds it, else its latest state before the call."""
@@ -219,52 +195,6 @@ class StepwiseEngine(Engine):
     def predict_steps(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> Generator[Any, Any, State]:
         """One prediction: the state `action` leads to (`continue` with breakpoints: the nearest one)."""
 
-    def step_steps(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> Generator[Any, Any, State]:
-        """One predicted jump, or, for an action that runs through events (step_over across a call,
-        step_return, continue), single steps until pdb would stop, within `follow_steps`
-        (engine/follow.py). With no budget, single steps only where an IDE breakpoint may wait inside
-        a call that step_over or step_return would run through."""
-        if action.is_inverse or self.facts is None or self._state is None:
-            return (yield from self.predict_steps(action, breakpoints))
-        state = self._state
-        if self.follow_steps > 0 and runs_through_events(self.facts, state, action.kind):
-            budget = self.follow_steps
-            if breakpoint_in_reach(self.facts, state, action.kind, breakpoints):
-                budget = max(budget, MAX_SINGLE_STEPS)
-            return (yield from self._followed_steps(action, breakpoints, budget, follow=True))
-        if breakpoint_in_reach(self.facts, state, action.kind, breakpoints):
-            return (yield from self._followed_steps(action, breakpoints, MAX_SINGLE_STEPS, follow=False))
-        return (yield from self.predict_steps(action, breakpoints))
-
-    def _followed_steps(self, action: Action, breakpoints: frozenset[int], budget: int,
-                        follow: bool) -> Generator[Any, Any, State]:
-        assert self.facts is not None
-        start = state = self.state
-        lines = stop_lines(action, breakpoints)
-        printed: list[str] = []
-        for taken in range(budget + MAX_FINISHING_JUMPS):
-            if self.live_breakpoints is not None:  # breakpoints set since the action began count too
-                breakpoints = self.live_breakpoints()
-                lines = stop_lines(action, breakpoints)
-            if taken < budget:
-                step = Action(kind=single_step_kind(self.facts, start, state, breakpoints, follow))
-                state = yield from self.predict_steps(step)
-                self.followed_steps += 1
-            else:  # past the budget (a long loop, or a model going round): finish with jumps
-                step = finishing_action(self.facts, action, state)
-                state = yield from self.predict_steps(step, breakpoints)
-            if state.error is not None:
-                return state  # the failed state says where the prediction broke off
-            printed.append(state.stdout)
-            if reached_stop(action.kind, start, state, lines) or step.kind in ("continue", "breakpoint"):
-                break
-            if self.interrupted:  # a pause: the state reached is where the program is now
-                break
-        if len(printed) > 1 and any(printed):  # what the calls printed on the way, as one step shows it
-            state = state.model_copy(update={"stdout": "".join(printed)})
-            self.history[-1] = self._state = state
-        return state
-
     @abstractmethod
     def resume_steps(self, program: Program, history: list[State], inverse: bool) -> Generator[Any, Any, State]: ...
 
@@ -275,17 +205,14 @@ class StepwiseEngine(Engine):
     @abstractmethod
     def sample_steps(self, action: Action, k: int) -> Generator[Any, Any, list[State]]: ...
 
-    def start_steps(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> Generator[Any, Any, State]:
-        """A model cannot compute the final state: at="exit" takes it from `known_exit`."""
-        from model_backend.engine.initial import initial_state  # initial imports this module
+    @abstractmethod
+    def start_steps(self, program: Program, at: StartAt = "entry",
+                    known_exit: State | None = None) -> Generator[Any, Any, State]: ...
 
-        if at == "exit":
-            if known_exit is None:
-                raise EngineError("the neural engine needs the final state (e.g. the output) to start at the exit")
-            state, inverse = known_exit, True
-        else:
-            state, inverse = initial_state(program), False
-        return (yield from self.resume_steps(program, [state], inverse))
+    def step_steps(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> Generator[Any, Any, State]:
+        """The state `action` leads to: one prediction here; engine/driver.py follows some actions in
+        single steps."""
+        return (yield from self.predict_steps(action, breakpoints))
 
     def set_variable_steps(self, name: str, value: str) -> Generator[Any, Any, State]:
         """The value must be a literal: neural mode runs no code."""

@@ -14,13 +14,14 @@ import logging
 import math
 import os
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
 
 from model_backend import trace_format as fmt
-from model_backend.engine.base import EngineError
+from model_backend.engine.errors import EngineError
 from model_backend.grammar import FrameConstraint, Locals
 from model_backend.state import State
 
@@ -30,6 +31,8 @@ SEARCH_BRANCHES = 0  # close calls re-tried per frame by default: greedy (docs/r
 SEARCH_ENV = "NDB_SEARCH"  # overrides SEARCH_BRANCHES for every engine a process creates, e.g. 4
 
 log = logging.getLogger(__name__)
+Y = TypeVar("Y")
+S = TypeVar("S")
 
 
 def default_search_branches() -> int:
@@ -98,8 +101,9 @@ def request_generator(prompt: list[int], samples_drawn: int) -> torch.Generator:
 class FrameDecoder:
     """The token-by-token choice of one frame after `<|frame_sep|>`.
 
-    Use: while not `done`, either `take_forced()` gives token ids to feed as they are, or `choose(logits)`
-    picks the next token (and records it). `result()` is the frame text and per-variable log-probabilities.
+    Use: `next_tokens(logits)` until it returns None: either the ids of forced text (`take_forced`), or
+    the token `choose(logits)` picks (and records). `result()` is the frame text and per-variable
+    log-probabilities. `search` re-decodes a frame from its close calls.
     """
 
     def __init__(self, constraint: FrameConstraint, vocab: Vocabulary, sample: bool,
@@ -166,6 +170,24 @@ class FrameDecoder:
             self.scores[key] = self.scores.get(key, 0.0) + logprob
         self.total += logprob
         self.token_ids.append(token_id)
+
+    def next_tokens(self, logits: torch.Tensor | None, bound: float | None = None) -> list[int] | None:
+        """The one step of every engine's token loop: what the frame continues with after `logits` (the
+        next-token logits of the context so far). Text the constraint forces (a source line) comes whole,
+        as the tokenizer encodes it; else the best allowed (or a sampled) token, recorded. None once the
+        frame is complete. Raises EngineError where the frame cannot go on: its log-probability fell
+        below `bound` (a search branch that can no longer beat the best frame), or the grammar left no
+        token."""
+        if self.done:
+            return None
+        if bound is not None and self.total < bound:
+            raise EngineError("pruned: this branch can no longer beat the best frame")
+        forced = self.take_forced()
+        if forced is not None:
+            return forced
+        if logits is None:
+            raise EngineError("no logits to choose the next token from")
+        return [self.choose(logits)]
 
     def snapshot(self) -> tuple[object, ...]:
         """What `restore` needs to return to this point, from any later state of the decoder, also one
@@ -245,3 +267,30 @@ def _locals_key(constraint: FrameConstraint) -> str | None:
     if isinstance(slot, Locals) and slot.phase in (2, 3, 4, 5, 6) and slot.key:
         return slot.key.decode("utf-8", "replace")
     return None
+
+
+def search(decoder: FrameDecoder, branches: int,
+           decode: Callable[[BranchPoint | None, float | None], Generator[Y, S, Generated | None]],
+           ) -> Generator[Y, S, tuple[Generated | None, list[int]]]:
+    """A frame by greedy decoding, then its `branches` closest calls re-decoded with the runner-up token:
+    the frame with the highest total log-probability wins, with its token ids after `<|frame_sep|>`.
+
+    Greedy decoding commits to each token; a frame goes wrong where the model hesitated between two (the
+    next element of a list, whether a loop goes round again) and the rest follows the first pick: a
+    small beam search that only branches where the model was unsure. `decode(point, bound)` runs the
+    decoder to the frame's end, from the start (point None) or from `point` (the decoder already
+    restored there and given the alternative token); it gives up (None) once the total falls below
+    `bound`. How an engine gets the logits is its own: forward passes on a KV cache, or a vLLM request."""
+    best = yield from decode(None, None)
+    best_ids = list(decoder.token_ids)
+    if not decoder.record_branches:
+        return best, best_ids
+    decoder.record_branches = False
+    for point in branches_to_try(decoder.branch_points, branches):
+        decoder.restore(point.snapshot)
+        decoder.take(point.alternative, point.alternative_logprob)
+        bound = best.total_logprob if best is not None else None
+        candidate = yield from decode(point, bound)
+        if candidate is not None and (best is None or candidate.total_logprob > best.total_logprob):
+            best, best_ids = candidate, list(decoder.token_ids)
+    return best, best_ids

@@ -8,7 +8,7 @@ stepwise engine follows the action: it takes step_into until pdb's rules (docs/m
 stops: at the starting frame's next event (step_over), at its return (step_return), at a line event on
 a breakpoint line (any of them; continue stops only there), or at the program's end.
 
-Following costs one prediction per event, so it has a budget (`StepwiseEngine.follow_steps`). Past it,
+Following costs one prediction per event, so it has a budget (`GrammarEngine.follow_steps`, engine/driver.py). Past it,
 the engine finishes the action from where it got to with jumps: continue and breakpoint jump to their
 stop; step_over and step_return return from each frame deeper than where they stop (a step_return jump,
 then a step_into back to the caller). A budget of 0 keeps the single jump, except where an IDE breakpoint
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 # Single steps a followed action takes when an IDE breakpoint may wait on its way (at least).
 MAX_SINGLE_STEPS = 256
-# The default budget of single steps for any action that runs through events (StepwiseEngine.follow_steps).
+# The default budget of single steps for any action that runs through events (GrammarEngine.follow_steps).
 # About 0.15 s a step on the 2-core development machine (docs/results.md): 128 steps is 20 s at most.
 DEFAULT_FOLLOW_STEPS = 128
 # Jumps that finish an action after the budget: one or two per frame to return from.

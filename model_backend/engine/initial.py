@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 
 from model_backend import safe_ast
-from model_backend.engine.base import EngineError
+from model_backend.engine.errors import EngineError
 from model_backend.grammar.evaluation import constant_value
 from model_backend.program import Program
 from model_backend.state import StackFrame, State

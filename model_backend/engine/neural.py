@@ -12,8 +12,11 @@ for a bad prediction.
 
 Every operation is written once, as a generator that yields the token ids to feed next and receives
 the logits after the last of them (`Feed`). The public methods drive it with one forward pass per feed
-on this session's cache; the model worker (model_backend.worker.batching) drives the generators of many
-sessions at once, one forward pass over all their next tokens.
+on this session's cache; `Together` and the model worker (model_backend.worker.batching) drive the
+generators of many sessions at once, one forward pass over all their next tokens (engine/forward.py).
+The session itself (context, rebasing, retries, the token loop and its search) is
+engine/driver.FrameEngine's, shared with the vLLM engine; this module holds the model, its KV cache and
+its forward passes.
 """
 
 from __future__ import annotations
@@ -30,27 +33,19 @@ from transformers import AutoTokenizer, DynamicCache, LlamaForCausalLM, PreTrain
 from transformers.utils import logging as hf_logging
 
 from model_backend import trace_format as fmt
-from model_backend.engine.base import Cancelled, Engine, EngineError, StepwiseEngine, context_frame
-from model_backend.engine.decoding import (
-    FrameDecoder,
-    Generated,
-    Vocabulary,
-    branches_to_try,
-    default_search_branches,
-    request_generator,
-)
+from model_backend.engine.base import Engine
+from model_backend.engine.decoding import BranchPoint, FrameDecoder, Generated, Vocabulary, search
+from model_backend.engine.driver import MAX_FRAME_TOKENS, FrameEngine
 from model_backend.engine.ensemble import EnsembleCache, EnsembleLM, is_ensemble, load_ensemble
-from model_backend.grammar import FrameConstraint, ProgramFacts
+from model_backend.engine.errors import Cancelled, EngineError
+from model_backend.engine.forward import ragged_forward
 from model_backend.program import Program
-from model_backend.state import Action, State
-from model_backend.view import HeaderPlanner, HeaderTooLong, ProgramView
+from model_backend.state import State
 
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
 # The checkpoint that proposes arguments in input inference, when one ships (the default keeps every
 # other prediction, the checks included); its model card says what it is.
 DEFAULT_PROPOSER = DEFAULT_CHECKPOINT.parent / "proposer"
-MAX_FRAME_TOKENS = 768
-ORACLE_HINT = " (the model could not predict this step; the oracle engine, --engine oracle, runs the program for exact values)"
 
 T = TypeVar("T")
 K = TypeVar("K")
@@ -169,137 +164,60 @@ class LoadedModel:
         return Vocabulary(self.special_ids, self.token_bytes, self.encode)
 
 
-class NeuralEngine(StepwiseEngine):
+class NeuralEngine(FrameEngine):
+    """A session on a transformers model: the context lives in this session's KV cache, and each fed
+    token run is one forward pass on it (engine/driver.py holds what the vLLM engine shares)."""
+
     name = "neural"
 
     def __init__(self, loaded: LoadedModel) -> None:
+        super().__init__()
         self.m = loaded
-        self.program: Program | None = None
-        self.facts: ProgramFacts | None = None
         self.cache: DynamicCache | EnsembleCache | None = None
-        self.header_len = 0
-        self.view = ProgramView()  # the lines of the program the header in the cache shows
-        self.planner: HeaderPlanner | None = None  # chooses the view of the program's header
-        self.inverse = False  # the direction of the context in the cache
-        self.history: list[State] = []
-        self.trail: list[tuple[State, str]] = []
-        self._state: State | None = None
         self.max_context = int(getattr(loaded.model.config, "max_position_embeddings", 2048))
         self.last_logits: torch.Tensor | None = None
         self.context_ids: list[int] = []  # the token ids in the cache, in order (for checks and tests)
-        self.samples_drawn = 0
-        self.sample_temperature = 1.0  # of sampled predictions (sample_steps): below 1 closer to greedy
-        self.search_branches = default_search_branches()  # 0: plain greedy
+
+    @property
+    def format_version(self) -> int:
+        return self.m.format_version
+
+    @property
+    def vocabulary(self) -> Vocabulary:  # type: ignore[override]  # a property where FrameEngine declares an attribute
+        return self.m.vocabulary
+
+    def encode(self, text: str) -> list[int]:
+        return self.m.encode(text)
+
+    def line_costs(self, program: Program) -> list[int]:
+        return self.m.line_costs(program)
 
     # ---- interface: start/step/state/... come from StepwiseEngine, driven by run -------------------
     def run(self, op: Feed[T]) -> T:
         """Drive an operation with one forward pass per feed on this session's own cache."""
         with self.m.lock, torch.inference_mode():
-            try:
-                ids = next(op)
-                while True:
-                    ids = op.send(self._forward(ids))
-            except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
+            return self._drive(op)
 
-    # ---- operations, as generators (see Feed) ----------------------------------------------------
-    def resume_steps(self, program: Program, history: list[State], inverse: bool) -> Feed[State]:
-        if not history:
-            raise EngineError("resume needs at least the current state")
-        state = history[-1]
+    def _drive(self, op: Feed[T]) -> T:
+        """Drive an operation without taking the lock (the caller holds it)."""
         try:
-            context_frame(state, inverse)
-        except ValueError as exc:
-            raise EngineError(f"the state cannot be written in the trace format: {exc}") from None
-        facts = ProgramFacts.of(program, objects=self.format_version >= 3)
-        self.program, self.facts = program, facts
-        room = self.max_context - 2 * MAX_FRAME_TOKENS
-        self.planner = HeaderPlanner(program, self.format_version, room, self.m.encode, self.m.line_costs(program))
-        self._state = None
-        yield from self._header_steps(state, inverse)
-        self.history = list(history)
-        self.trail = []
-        self._state = state
-        return state
-
-    def predict_steps(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> Feed[State]:
-        current = self.state
-        if current.exit is not None:
-            if action.is_inverse and len(self.history) > 1:
-                # Inverse contexts have no exit frame: go back to the last state seen before it.
-                self.history.pop()
-                self._state = self.history[-1]
-                self.trail = []
-                yield from self._rebase_steps(self._state, inverse=True)
-            return self.state
-        if action.kind == "continue" and breakpoints and not action.is_inverse:
-            action = Action(kind="breakpoint", lines=tuple(sorted(breakpoints)))
-        if (action.is_inverse != self.inverse or self._context_len() > self.max_context - 2 * MAX_FRAME_TOKENS
-                or not self._view_holds(current)):
-            yield from self._rebase_steps(current, action.is_inverse)
-        mark = self._context_len()
-        yield from self._feed_steps(self.m.encode(fmt.serialize_action(action)))
-        after_action = self._context_len()
-        new_state = None
-        problem = ""
-        for attempt in range(2):  # greedy, then one sampled retry
-            generated = yield from self._generate_frame_steps(current, attempt > 0, action.kind, tuple(self.trail))
-            parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
-            if isinstance(parsed, State) and generated is not None:
-                new_state = parsed.model_copy(update={"confidence": generated.confidence(parsed)})
-                break
-            problem = str(parsed) if parsed is not None else "the frame did not end"
-            self._crop(after_action)
-        if new_state is None:
-            self._crop(mark)  # as if the action had not been taken
-            failed = current.model_copy(update={"error": f"prediction failed: {problem}{ORACLE_HINT}"})
-            self._state = failed
-            return failed
-        self.history.append(new_state)
-        self._record_step(current, action)
-        self._state = new_state
-        return new_state
-
-    def replace_current_steps(self, state: State) -> Feed[State]:
-        yield from self._rebase_steps(state, self.inverse)
-        self.history[-1] = state
-        self.trail = []
-        self._state = state
-        return state
-
-    def sample_steps(self, action: Action, k: int) -> Feed[list[State]]:
-        """k predictions with sampling (inverse actions are the ones with several plausible answers).
-
-        The current state does not move; the context is re-encoded first when the action's direction
-        differs from the cache's, as a step would. A sample that fails to parse comes back as the current
-        state with `error` set."""
-        current = self.state
-        if current.exit is not None:
-            raise EngineError("sampling needs a paused program, not the exit state")
-        if action.kind == "breakpoint" and not action.lines:
-            raise EngineError("a breakpoint action needs lines")
-        if (action.is_inverse != self.inverse or self._context_len() > self.max_context - 2 * MAX_FRAME_TOKENS
-                or not self._view_holds(current)):
-            yield from self._rebase_steps(current, action.is_inverse)
-        mark = self._context_len()
-        yield from self._feed_steps(self.m.encode(fmt.serialize_action(action)))
-        after_action = self._context_len()
-        samples: list[State] = []
-        for _ in range(k):
-            generated = yield from self._generate_frame_steps(current, True, action.kind, tuple(self.trail))
-            parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
-            if isinstance(parsed, State) and generated is not None:
-                samples.append(parsed.model_copy(update={"confidence": generated.confidence(parsed)}))
-            else:
-                problem = str(parsed) if parsed is not None else "the frame did not end"
-                samples.append(current.model_copy(update={"error": f"prediction failed: {problem}"}))
-            self._crop(after_action)
-        self._crop(mark)
-        return samples
+            ids = next(op)
+            while True:
+                ids = op.send(self._forward(ids))
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
 
     # ---- the KV cache --------------------------------------------------------------------------
+    def _context_ids(self) -> list[int]:
+        return self.context_ids
+
     def _context_len(self) -> int:
         return self.cache.get_seq_length() if self.cache is not None else 0
+
+    def _new_context(self) -> None:
+        self.cache = self.m.new_cache()
+        self.context_ids = []
+        self.last_logits = None
 
     def _crop(self, length: int) -> None:
         assert self.cache is not None
@@ -323,53 +241,10 @@ class NeuralEngine(StepwiseEngine):
 
     def _feed(self, ids: list[int]) -> None:
         """Feed `ids` now (the caller holds the model lock and inference mode)."""
-        if ids:
-            self.context_ids.extend(ids)
-            self.last_logits = self._forward(ids)
-
-    @property
-    def format_version(self) -> int:
-        return self.m.format_version
-
-    def _header_steps(self, state: State, inverse: bool) -> Feed[None]:
-        """A fresh cache: the header with the view chosen for `state`, then `state` as the first frame."""
-        assert self.planner is not None
-        try:
-            self.view, header = self.planner.plan(state)
-        except HeaderTooLong as exc:
-            raise EngineError(f"{exc}: debug it with the oracle engine (--engine oracle)") from None
-        self.cache = self.m.new_cache()
-        self.context_ids = []
-        self.last_logits = None
-        yield from self._feed_steps(header)
-        self.header_len = len(header)
-        self.inverse = inverse
-        yield from self._feed_steps(self.m.encode(context_frame(state, inverse)))
-
-    def _view_holds(self, state: State) -> bool:
-        return self.planner is None or self.planner.holds(self.view, state)
-
-    def _rebase_steps(self, state: State, inverse: bool) -> Feed[None]:
-        """Cut the context back to the program and start a new trajectory at `state` (with a new header
-        when the program view no longer holds what `state` needs)."""
-        if not self._view_holds(state):
-            yield from self._header_steps(state, inverse)
-            return
-        self._crop(self.header_len)
-        self.inverse = inverse
-        yield from self._feed_steps(self.m.encode(context_frame(state, inverse)))
+        self._drive(self._feed_steps(ids))
 
     def _rebase(self, state: State, inverse: bool) -> None:
         self._drive(self._rebase_steps(state, inverse))
-
-    def _drive(self, op: Feed[T]) -> T:
-        """Drive an operation without taking the lock (the caller holds it)."""
-        try:
-            ids = next(op)
-            while True:
-                ids = op.send(self._forward(ids))
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
 
     # ---- constrained generation ----------------------------------------------------------------
     def _generate_frame(self, prev: State, sample: bool, action: str | None = None,
@@ -378,37 +253,19 @@ class NeuralEngine(StepwiseEngine):
 
     def _generate_frame_steps(self, prev: State, sample: bool, action: str | None = None,
                               trail: tuple[tuple[State, str], ...] = ()) -> Feed[Generated | None]:
-        """The next frame after `<|frame_sep|>`, left in the cache.
-
-        Greedy decoding commits to each token; a frame goes wrong where the model hesitated between two
-        (the next element of a list, whether a loop goes round again) and the rest follows the first
-        pick. So greedy decoding records its close calls, and the `search_branches` closest ones are
-        each re-decoded from that point with the runner-up token; the frame with the highest total
-        log-probability wins (a small beam search that only branches where the model was unsure)."""
-        assert self.facts is not None
-        generator = None
-        if sample:
-            generator = request_generator([*self.context_ids, self.m.special_ids[fmt.FRAME]], self.samples_drawn)
-            self.samples_drawn += 1
-        decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse, action, trail), self.m.vocabulary, sample,
-                               generator, self.sample_temperature)
-        decoder.record_branches = not sample and self.search_branches > 0
+        """The next frame after `<|frame_sep|>`, left in the cache: greedy, then the close calls
+        re-decoded from their point in the cache (decoding.search)."""
+        decoder = self._decoder(prev, sample, action, trail)
         yield from self._feed_steps([self.m.special_ids[fmt.FRAME]])
         frame_start = self._context_len()
-        best = yield from self._finish_frame_steps(decoder)
-        best_ids = list(decoder.token_ids)
-        if not decoder.record_branches:
-            return best
-        decoder.record_branches = False
-        for point in branches_to_try(decoder.branch_points, self.search_branches):
-            self._crop(frame_start + point.position)
-            decoder.restore(point.snapshot)
-            decoder.take(point.alternative, point.alternative_logprob)
-            yield from self._feed_steps([point.alternative])
-            bound = best.total_logprob if best is not None else None
-            candidate = yield from self._finish_frame_steps(decoder, bound)
-            if candidate is not None and (best is None or candidate.total_logprob > best.total_logprob):
-                best, best_ids = candidate, list(decoder.token_ids)
+
+        def decode(point: BranchPoint | None, bound: float | None) -> Feed[Generated | None]:
+            if point is not None:
+                self._crop(frame_start + point.position)
+                yield from self._feed_steps([point.alternative])
+            return (yield from self._finish_frame_steps(decoder, bound))
+
+        best, best_ids = yield from search(decoder, self.search_branches, decode)
         if best is not None and self.context_ids[frame_start:] != best_ids:  # the cache must hold the frame returned
             self._crop(frame_start)
             yield from self._feed_steps(best_ids)
@@ -419,26 +276,19 @@ class NeuralEngine(StepwiseEngine):
         log-probability falls below `bound`: it only falls as tokens are added, so such a branch cannot
         win, and a branch that rambles costs little)."""
         while len(decoder.token_ids) < MAX_FRAME_TOKENS:
-            if decoder.done:
-                return decoder.result()
-            if bound is not None and decoder.total < bound:
-                return None
-            forced = decoder.take_forced()
-            if forced is not None:
-                yield from self._feed_steps(forced)
-                continue
-            assert self.last_logits is not None
             try:
-                token = decoder.choose(self.last_logits)
-            except EngineError:  # the grammar left no token (a rule's dead end): this frame fails, not the engine
+                ids = decoder.next_tokens(self.last_logits, bound)
+            except EngineError:  # pruned, or the grammar left no token (a rule's dead end): this frame fails
                 return None
-            yield from self._feed_steps([token])
+            if ids is None:
+                return decoder.result()
+            yield from self._feed_steps(ids)
         return None
 
 
 class Together(Generic[K, T]):
     """Operations of distinct sessions of one model, driven side by side: each round is one forward pass
-    over every unfinished operation's next tokens (worker.batching.ragged_forward; on this CPU a pass
+    over every unfinished operation's next tokens (engine/forward.py; on this CPU a pass
     costs about the same for one session as for several, as reading the weights dominates). Operations
     join while others run, so a search can keep the pass full: `add` one, `finished` runs rounds until
     some are done. An operation that raises EngineError gets the error as its result. Once
@@ -474,8 +324,6 @@ class Together(Generic[K, T]):
         Past the deadline, every unfinished operation comes back with an EngineError."""
         if not self._done and self._pending:
             assert self._loaded is not None
-            from model_backend.worker.batching import ragged_forward
-
             with self._loaded.lock, torch.inference_mode():
                 while self._pending and not self._done:
                     stop: EngineError | None = None
@@ -541,13 +389,8 @@ def run_together(jobs: list[tuple[NeuralEngine, Feed[T]]], deadline: float | Non
     return results  # type: ignore[return-value]
 
 
-def create_neural_engine(model: str | None = None, worker: str | None = None) -> Engine:
-    if worker:
-        try:
-            from model_backend.worker.client import WorkerEngine
-        except ImportError as exc:
-            raise EngineError(f"the model worker client is not available: {exc}") from None
-        return WorkerEngine(worker)
+def create_neural_engine(model: str | None = None) -> Engine:
+    """A session of the model at `model` (the shipped one when None), loaded once per process."""
     return NeuralEngine(_shared_model(model))
 
 

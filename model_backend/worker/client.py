@@ -363,3 +363,14 @@ class WorkerEngine(Engine):
 def _reason(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     return text[:300]
+
+
+def launch_engine(name: str, model: str | None = None, worker: str | None = None) -> Engine:
+    """The engine a launch configuration names: with `worker` (the ws:// URL of `ndb worker`) the neural
+    engine is that worker's WorkerEngine, else `model_backend.engine.create_engine`'s, in this process.
+    Raises EngineError for an unknown or unusable one."""
+    if worker and name == "neural":
+        return WorkerEngine(worker)
+    from model_backend.engine import create_engine
+
+    return create_engine(name, model=model)

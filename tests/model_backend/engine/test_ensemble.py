@@ -13,9 +13,9 @@ from transformers import LlamaConfig, LlamaForCausalLM
 
 from model_backend.engine.base import EngineError
 from model_backend.engine.ensemble import EnsembleError, EnsembleLM, EnsembleSpec, make_ensemble
+from model_backend.engine.forward import ragged_forward
 from model_backend.engine.neural import LoadedModel, NeuralEngine
 from model_backend.state import Action
-from model_backend.worker.batching import ragged_forward
 from tests.support.corpus import traced
 
 pytestmark = pytest.mark.timeout(600)

@@ -30,11 +30,12 @@ from websockets.sync.client import connect  # noqa: E402
 
 from model_backend.engine.base import EngineError  # noqa: E402
 from model_backend.engine.decoding import SEARCH_ENV  # noqa: E402
+from model_backend.engine.forward import ragged_forward  # noqa: E402
 from model_backend.engine.neural import LoadedModel, NeuralEngine  # noqa: E402
 from model_backend.program import Program  # noqa: E402
 from model_backend.state import Action, State  # noqa: E402
 from model_backend.worker import protocol as proto  # noqa: E402
-from model_backend.worker.batching import BatchRunner, ragged_forward  # noqa: E402
+from model_backend.worker.batching import BatchRunner  # noqa: E402
 from model_backend.worker.client import WorkerEngine, WorkerError, WorkerUnavailable  # noqa: E402
 from tests.support.corpus import COUNT, SPIN, corpus  # noqa: E402
 

@@ -1,0 +1,87 @@
+"""How the engines depend on the rest: the engine interface imports no grammar, the engines never
+import the model worker (the worker depends on them), and the engines' and the worker's modules import
+one another without a cycle. Read from the source with `ast`: every import counts, those inside
+functions and under TYPE_CHECKING too."""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+PACKAGE = ROOT / "model_backend"
+
+
+def _modules() -> dict[str, Path]:
+    modules = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modules[".".join(parts)] = path
+    return modules
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    """The module of the package that importing `name` runs (a name inside a module: that module)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports(module: str) -> set[str]:
+    """The package's modules `module` imports anywhere in its source."""
+    found = set()
+    for node in ast.walk(ast.parse(MODULES[module].read_text())):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        for name in names:
+            target = _resolve(name) if name.startswith("model_backend") else None
+            if target is not None and target != module:
+                found.add(target)
+    return found
+
+
+def reached(module: str) -> set[str]:
+    """Every module importing `module` may run, directly or through others."""
+    seen, todo = set(), [module]
+    while todo:
+        for target in imports(todo.pop()) - seen:
+            seen.add(target)
+            todo.append(target)
+    return seen
+
+
+def test_the_import_reader_sees_imports_of_every_kind() -> None:
+    assert "model_backend.engine.errors" in imports("model_backend.engine.base")  # at the top
+    assert "model_backend.engine.jump" in imports("model_backend.engine.base")  # inside a function
+    assert "model_backend.grammar" in imports("model_backend.engine.driver")
+    assert "model_backend.engine.forward" in imports("model_backend.worker.server")
+
+
+@pytest.mark.parametrize("module", ["model_backend.engine.base", "model_backend.engine.errors"])
+def test_the_engine_interface_imports_no_grammar(module: str) -> None:
+    grammar = sorted(m for m in reached(module) if m == "model_backend.grammar" or m.startswith("model_backend.grammar."))
+    assert grammar == [], f"{module} reaches the grammar: {grammar}"
+
+
+def test_the_engines_never_import_the_worker() -> None:
+    engines = [m for m in MODULES if m == "model_backend.engine" or m.startswith("model_backend.engine.")]
+    assert len(engines) > 10
+    wrong = {m: sorted(t for t in imports(m) if t.startswith("model_backend.worker")) for m in engines}
+    assert {m: t for m, t in wrong.items() if t} == {}
+
+
+def test_the_engines_and_the_worker_import_without_cycles() -> None:
+    mine = [m for m in MODULES if m.startswith(("model_backend.engine", "model_backend.worker"))]
+    graph = {m: {t for t in imports(m) if t in mine} for m in mine}
+    graphlib.TopologicalSorter(graph).prepare()  # raises CycleError, naming the cycle
