@@ -159,7 +159,7 @@ class StepwiseEngine(Engine):
     # The forward steps predicted on the way to the current state, oldest first, each state with the
     # action taken from it (at most MAX_TRAIL; emptied by a start, a step back, a set variable or a jump):
     # the grammar reads where a loop's header was reached from, and how often, to know which element
-    # the loop takes next (constraint.FrameConstraint.trail).
+    # the loop takes next (grammar.frame.FrameConstraint.trail).
     trail: list[tuple[State, str]]
     def call_site(self) -> CallerFrame | None:
         """The caller's last state in the trajectory (no new prediction): its state on the call line when

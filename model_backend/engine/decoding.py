@@ -27,7 +27,7 @@ from model_backend.state import State
 
 SAMPLE_DRAWS = 64  # draws tried in order before falling back to the best allowed token
 BRANCH_MARGIN = 1.0  # nats: a greedy choice whose runner-up is closer than this is worth a second look
-SEARCH_BRANCHES = 0  # close calls re-tried per frame by default: greedy (docs/results.md: "Search over close calls")
+SEARCH_BRANCHES = 0  # close calls re-tried per frame by default: greedy (docs/results.md: "Settings chosen by measurement")
 SEARCH_ENV = "NDB_SEARCH"  # overrides SEARCH_BRANCHES for every engine a process creates, e.g. 4
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 Module mode: the first statement's line, no locals. Entry mode: the entry function's call event,
 with the entry's arguments bound to its parameters. Arguments must be literals (parsed with
-ast.literal_eval), or expressions of literals and builtins the grammar computes (deduce.constant_value);
+ast.literal_eval), or expressions of literals and builtins the grammar computes (evaluation.constant_value);
 defaults come from the function's signature, the same way.
 """
 
@@ -19,7 +19,7 @@ from model_backend.state import StackFrame, State
 
 def _literal(node: ast.expr, what: str, rebound: frozenset[str]) -> object:
     """A literal, or an expression of literals and builtins whose value the grammar computes without
-    running anything of the program (deduce.constant_value: `'$78'.upper()`, `list(range(3))`), or
+    running anything of the program (evaluation.constant_value: `'$78'.upper()`, `list(range(3))`), or
     `dict(a=1)` of such values; not where the program binds the builtin's name (`rebound`)."""
     try:
         return ast.literal_eval(node)

@@ -32,7 +32,7 @@ from model_backend.program import Program
 from model_backend.sandbox import Limits
 
 # Code inside an expression that runs in a frame of its own, and that frame's code name. Their lines are
-# the expression's, which flow.py does not follow.
+# the expression's, which grammar/lines.py does not follow.
 EXPRESSION_FRAME_NAMES: dict[type, str] = {ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>",
                                            ast.DictComp: "<dictcomp>", ast.GeneratorExp: "<genexpr>",
                                            ast.Lambda: "<lambda>"}
@@ -55,63 +55,63 @@ class ProgramFacts:
     # "<listcomp>", "<setcomp>", "<dictcomp>" -> the (caller's code name, caller's line) pairs a frame of
     # that kind can be called from (see `comprehension_callers`); absent: from anywhere
     comprehension_callers: dict[str, frozenset[tuple[str, int]]] = field(default_factory=dict)
-    # line -> the lines whose event can come next in the same frame (model_backend/engine/flow.py);
+    # line -> the lines whose event can come next in the same frame (model_backend/grammar/lines.py);
     # absent: any line
     next_lines: dict[int, frozenset[int]] = field(default_factory=dict)
     ends: frozenset[int] = frozenset()  # of next_lines' lines, those a step can end the frame from
-    # line -> the names a step from there can bind in its frame; absent: any (flow.line_bindings)
+    # line -> the names a step from there can bind in its frame; absent: any (bindings.line_bindings)
     binds: dict[int, frozenset[str]] = field(default_factory=dict)
     shared: frozenset[str] = frozenset()  # names any call can rebind (`global`, `nonlocal`)
     suspending: frozenset[str] = frozenset()  # code names whose frames can yield or await (generators, coroutines)
     # line -> (name, repr) where the line is only `name = <literal>`, and line -> (name, other) where it
-    # is only `name = other` (flow.simple_assignments)
+    # is only `name = other` (bindings.simple_assignments)
     literals: dict[int, tuple[str, str]] = field(default_factory=dict)
     copies: dict[int, tuple[str, str]] = field(default_factory=dict)
     # No repr of the program's own can print braces as it likes (the source never names __repr__), so a
     # `{...}` in a value is a dict or a set, whose keys are distinct
     unique_keys: bool = False
-    must_call: frozenset[int] = frozenset()  # lines that step_into leaves by a call (flow.must_call_lines)
+    must_call: frozenset[int] = frozenset()  # lines that step_into leaves by a call (calls.must_call_lines)
     # line -> the names it reads, where it calls nothing and changes no object if those hold builtin
-    # values (flow.inert_lines)
+    # values (containers.inert_lines)
     inert: dict[int, frozenset[str]] = field(default_factory=dict)
     # line -> (names, expression) for `NAME = EXPR`, `A, B = EXPR`, `NAME op= EXPR`, and line -> EXPR for
-    # `return EXPR`, where EXPR is made of variables, operators and builtins (flow.computed_values)
+    # `return EXPR`, where EXPR is made of variables, operators and builtins (bindings.computed_values)
     computed: dict[int, tuple[tuple[str, ...], ast.expr]] = field(default_factory=dict)
     computed_returns: dict[int, ast.expr] = field(default_factory=dict)
-    printed: dict[int, ast.Call] = field(default_factory=dict)  # line -> `print(...)` (flow.printed_lines)
-    pure: frozenset[str] = frozenset()  # functions whose calls change no object of their callers (flow.pure_functions)
+    printed: dict[int, ast.Call] = field(default_factory=dict)  # line -> `print(...)` (printing.printed_lines)
+    pure: frozenset[str] = frozenset()  # functions whose calls change no object of their callers (calls.pure_functions)
     # line -> (names bound or None for `return`, the function called, the expression around its value)
-    # (flow.call_expressions)
+    # (calls.call_expressions)
     call_expressions: dict[int, CallExpression] = field(default_factory=dict)
-    # line -> (container, statement, name bound to what its method returns) (flow.mutations)
+    # line -> (container, statement, name bound to what its method returns) (containers.mutations)
     mutations: dict[int, tuple[str, ast.stmt, str | None]] = field(default_factory=dict)
     # line -> (the names it reads, the names through which it changes objects), where it changes objects
-    # only through plain names if those hold builtin values (flow.mutating_lines)
+    # only through plain names if those hold builtin values (containers.mutating_lines)
     mutating: dict[int, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
     returns: dict[int, str] = field(default_factory=dict)  # line -> name, where it is only `return name`
-    # line -> names, where it is only `return a, b, ...` (flow.returned_tuples)
+    # line -> names, where it is only `return a, b, ...` (calls.returned_tuples)
     returned_tuples: dict[int, tuple[str, ...]] = field(default_factory=dict)
-    # line -> (name, repr) pairs, where it only imports names of a known module (flow.imported_values)
+    # line -> (name, repr) pairs, where it only imports names of a known module (bindings.imported_values)
     imports: dict[int, tuple[tuple[str, str], ...]] = field(default_factory=dict)
-    truths: dict[int, TruthTest] = field(default_factory=dict)  # header line -> `if NAME:`... (flow.truth_tests)
-    # (line, function) -> the parameters of the one call the line makes (flow.call_bindings)
+    truths: dict[int, TruthTest] = field(default_factory=dict)  # header line -> `if NAME:`... (lines.truth_tests)
+    # (line, function) -> the parameters of the one call the line makes (calls.call_bindings)
     calls: dict[tuple[int, str], Binding] = field(default_factory=dict)
-    # (line, "<listcomp>"...) -> the comprehension's `.0` and free names at its call event (flow.comprehension_calls)
+    # (line, "<listcomp>"...) -> the comprehension's `.0` and free names at its call event (comprehensions.comprehension_calls)
     comprehensions: dict[tuple[int, str], ComprehensionCall] = field(default_factory=dict)
-    loops: dict[int, ForLoop] = field(default_factory=dict)  # header line -> `for` loop (flow.for_loops)
-    # (line, "<listcomp>"...) -> the comprehension's loop (flow.comprehension_loops)
+    loops: dict[int, ForLoop] = field(default_factory=dict)  # header line -> `for` loop (loops.for_loops)
+    # (line, "<listcomp>"...) -> the comprehension's loop (comprehensions.comprehension_loops)
     comprehension_loops: dict[tuple[int, str], ComprehensionLoop] = field(default_factory=dict)
-    # (line, inner code name) -> (outer code name, its loop) (flow.nested_comprehension_loops)
+    # (line, inner code name) -> (outer code name, its loop) (comprehensions.nested_comprehension_loops)
     nested_loops: dict[tuple[int, str], tuple[str, ComprehensionLoop]] = field(default_factory=dict)
-    appends: dict[int, tuple[str, ArgumentSource]] = field(default_factory=dict)  # flow.appended_values
-    stores: dict[int, ItemStore] = field(default_factory=dict)  # line -> one item stored (flow.item_stores)
-    # line -> (name, function) where the line is only `name = function(...)` (flow.call_results)
+    appends: dict[int, tuple[str, ArgumentSource]] = field(default_factory=dict)  # containers.appended_values
+    stores: dict[int, ItemStore] = field(default_factory=dict)  # line -> one item stored (containers.item_stores)
+    # line -> (name, function) where the line is only `name = function(...)` (calls.call_results)
     call_results: dict[int, tuple[str, str]] = field(default_factory=dict)
-    # line -> (the order of its statement's line events, the statement's lines) (flow.statement_line_orders)
+    # line -> (the order of its statement's line events, the statement's lines) (lines.statement_line_orders)
     line_orders: dict[int, tuple[tuple[int, ...], tuple[int, int]]] = field(default_factory=dict)
     # Only for a model that reads trace format version 3 (objects written with their fields; `of(...,
-    # objects=True)`): class name -> the names its body defines (flow.plain_classes), and line -> the one
-    # attribute it sets or appends to (flow.attribute_updates)
+    # objects=True)`): class name -> the names its body defines (containers.plain_classes), and line -> the one
+    # attribute it sets or appends to (containers.attribute_updates)
     classes: dict[str, frozenset[str]] = field(default_factory=dict)
     attribute_updates: dict[int, AttributeUpdate] = field(default_factory=dict)
 

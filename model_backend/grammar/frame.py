@@ -8,7 +8,7 @@ the frame above them, JSON locals whose keys are names that can be variables of 
 JSON strings of bounded length holding repr-shaped values (no plain key twice in a dict or a set, where
 the program writes no repr of its own); and, given the action, what one step within a frame can do (the
 line that can come next, the variables it can change, the value a literal assignment gives:
-model_backend/engine/flow.py). Every path through it ends in a frame that parses.
+model_backend/grammar/lines.py). Every path through it ends in a frame that parses.
 The source line after `<|src_sep|>` is not generated at all: it follows from the line number and is
 fed to the model as forced text.
 """
@@ -235,7 +235,7 @@ class FrameConstraint(LineRules, BindingRules, ContainerRules, LoopRules, Compre
         return None  # "src": forced text
 
     def _step_from_line(self) -> bool:
-        """A step_into or step_over from a line event of a frame that flow.py follows. Its next event is
+        """A step_into or step_over from a line event of a frame that grammar/lines.py follows. Its next event is
         in the same frame unless it is a call: pdb stops at a call event before any line or return of
         another frame (tests/model_backend/grammar/test_lines.py, `ndb grammar check`)."""
         prev = self.prev

@@ -15,7 +15,7 @@ Constrained decoding (model_backend/grammar/frame.py) uses them after step_into 
 line: the next line must be one that can follow, a return must come from a line that can end the frame.
 This refuses the model's own mistakes (skipping a line, leaving a loop from its middle). Checked
 against traced programs (tests/model_backend/grammar/) and every frame of our datasets
-(scripts/check_grammar.py).
+(`ndb grammar check`).
 """
 
 from __future__ import annotations

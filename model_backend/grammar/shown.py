@@ -240,7 +240,7 @@ def element_reprs(elements: list[object] | None, names: int) -> list[tuple[str, 
 
 @lru_cache(maxsize=1024)
 def argument_expression(text: str) -> ast.expr:
-    """A call argument's expression, kept by flow.call_bindings as its source text, parsed once."""
+    """A call argument's expression, kept by calls.call_bindings as its source text, parsed once."""
     return ast.parse(text, mode="eval").body
 
 
@@ -259,7 +259,7 @@ def truth_of(text: str | None) -> bool | None:
 
 
 def bound_texts(names: tuple[str, ...], expression: ast.expr, shown: dict[str, str]) -> list[str] | None:
-    """The reprs `NAME = EXPR` or `A, B = EXPR` binds, computed on the shown values (deduce.py); None where
+    """The reprs `NAME = EXPR` or `A, B = EXPR` binds, computed on the shown values (grammar/evaluation.py); None where
     they do not tell (or EXPR would not unpack into as many values as names)."""
     if len(names) == 1:
         text = value_repr(expression, shown, MAX_REPR)

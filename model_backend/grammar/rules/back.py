@@ -64,7 +64,7 @@ class BackRules:
     def _computed_back(self: FrameConstraint, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
         """_computed and _mutated backwards: after such a step back onto a line that only computes one
         name or changes one list or dict in a way that is one-to-one on its value (`x += c`, `s = t + s`,
-        `xs.append(v)`, `x = xs.pop()`, `counts[k] += 1`: deduce.value_before, deduce.container_before),
+        `xs.append(v)`, `x = xs.pop()`, `counts[k] += 1`: back.value_before, back.container_before),
         that name's value before the line, from the later state's values, as a (key, JSON) pair; empty
         where the rule does not apply or the shown values do not tell."""
         prev = self.prev

@@ -43,8 +43,8 @@ class BindingRules:
     @cached_property
     def _computes_here(self: FrameConstraint) -> bool:
         """After a step from a line that only binds names to, or returns, an expression of variables,
-        operators and builtins (flow.computed_values): whether the shown values give that expression a value (and, for
-        `A, B = EXPR`, as many elements as names) in deduce.py, which computes only what Python would
+        operators and builtins (bindings.computed_values): whether the shown values give that expression a value (and, for
+        `A, B = EXPR`, as many elements as names) in grammar/evaluation.py, which computes only what Python would
         compute without raising."""
         prev = self.prev
         if not self._step_from_line() or prev is None or prev.stack[-1].function in self.facts.suspending:
@@ -58,8 +58,8 @@ class BindingRules:
         """The variables a diff may name after a step within the frame: those the previous line's
         statement can bind, those any call can rebind, and those whose value may be a mutable object
         (a value whose repr is a number, a string, a bool or None can only change by a new binding),
-        unless the line is inert (flow.inert_lines) and every name it reads holds a builtin value; where
-        the line changes objects only through some names (flow.mutating_lines), only the mutable values
+        unless the line is inert (containers.inert_lines) and every name it reads holds a builtin value; where
+        the line changes objects only through some names (containers.mutating_lines), only the mutable values
         whose reprs hold theirs or are held in them.
         Dunder names (a class body's own) are always allowed. The frame's return event right after such
         a step is bound the same way (only the line's statement ran). None where the rule does not apply."""
@@ -125,8 +125,8 @@ class BindingRules:
 
     def _computed(self: FrameConstraint, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
         """After a step within the frame from a line that only binds names to an expression of variables,
-        operators and builtins (flow.computed_values): those names with the values the expression gives
-        on the shown values (model_backend/engine/deduce.py), as (key, JSON) pairs; empty where the
+        operators and builtins (bindings.computed_values): those names with the values the expression gives
+        on the shown values (model_backend/grammar/evaluation.py), as (key, JSON) pairs; empty where the
         shown values do not tell, or `A, B = EXPR` gives no pair of whole reprs."""
         entry = self._stepped_from(self.facts.computed)
         if entry is None:
@@ -139,7 +139,7 @@ class BindingRules:
 
     def _imported(self: FrameConstraint, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
         """After a step within the frame from a line that only imports names of a known module
-        (flow.imported_values): those names with their values, as (key, JSON) pairs; empty elsewhere."""
+        (bindings.imported_values): those names with their values, as (key, JSON) pairs; empty elsewhere."""
         if not self._step_within_frame():
             return ()
         assert self.prev is not None and self.prev.line is not None

@@ -44,7 +44,7 @@ class CallRules:
     @cached_property
     def _caller_line_after_return(self: FrameConstraint) -> int | None:
         """After step_into or step_over from a callee's return event: the line its caller stands on, where
-        flow.py knows that line. The caller's next event is in its own frame (stack_after_event), and it
+        grammar/lines.py knows that line. The caller's next event is in its own frame (stack_after_event), and it
         goes on from that line as a step from the line's event would: a line event only on a line that
         can follow it, and a return only from a line that can end the frame (`return g(x)`, the body's
         last line). None where the rule does not apply (a comprehension's or a generator's frame)."""
@@ -68,9 +68,9 @@ class CallRules:
         return prev, (prev.line, self._frame_function() or "")
 
     def _call_arguments(self: FrameConstraint, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
-        """After step_into from a line whose one call is of this frame's function (flow.call_bindings),
+        """After step_into from a line whose one call is of this frame's function (calls.call_bindings),
         landing on its call event: the parameters whose values the line tells (a name among the caller's
-        shown variables, a literal, or an expression whose value deduce.py computes from them), as (key,
+        shown variables, a literal, or an expression whose value grammar/evaluation.py computes from them), as (key,
         JSON) pairs. Empty where the rule does not apply."""
         site = self._call_site()
         binding = self.facts.calls.get(site[1]) if site is not None else None
@@ -143,7 +143,7 @@ class CallRules:
 
     def _value_after_return(self: FrameConstraint) -> bytes | None:
         """After a step from a callee's return to the return of its caller, on a line of
-        flow.call_expressions that returns: the value its expression gives with the value returned, as
+        calls.call_expressions that returns: the value its expression gives with the value returned, as
         JSON (_value_after_call); None where the rule does not apply or the values do not tell."""
         caller = self._returned_to_caller() if self.event == "return" else None
         if caller is None or self.prev is None:
@@ -152,12 +152,12 @@ class CallRules:
         return fmt._json(text).encode() if names is None and text is not None else None
 
     def _pure_call_line(self: FrameConstraint, line: int, returning: State) -> CallExpression | None:
-        """flow.call_expressions' entry for `line`, where the frame returning is of its function."""
+        """calls.call_expressions' entry for `line`, where the frame returning is of its function."""
         entry = self.facts.call_expressions.get(line)
         return entry if entry is not None and returning.stack[-1].function == entry[1] else None
 
     def _value_after_call(self: FrameConstraint, caller: State, returning: State) -> tuple[tuple[str, ...] | None, str | None]:
-        """For a line of flow.call_expressions whose call `returning` returns from: the names it binds (None
+        """For a line of calls.call_expressions whose call `returning` returns from: the names it binds (None
         for `return`) and the value its expression gives with the value returned, on the caller's values
         at the call where the call cannot have changed them (the function is pure, or they show numbers,
         strings, bools or None); (None, None) where the rule does not apply or the values do not tell."""

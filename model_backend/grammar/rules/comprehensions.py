@@ -47,7 +47,7 @@ class ComprehensionRules:
     @cached_property
     def _comprehension_step(self: FrameConstraint) -> Bindings | None:
         """After step_into or step_over from a line event of a list, set or dict comprehension's frame
-        (flow.comprehension_loops) called by the statement that holds it: the element the step binds to
+        (comprehensions.comprehension_loops) called by the statement that holds it: the element the step binds to
         its variables, or none when the iterable is done and it returns. The trail says how many line
         events the frame has had since its call (the first comes before any element; each one after it
         follows an element), and the caller's state at the call shows the iterable. None where the rule
@@ -82,7 +82,7 @@ class ComprehensionRules:
         """After the step that ends a comprehension (_comprehension_step: no element left): what it
         returns, as JSON. It reads only builtin values that nothing changes while it runs (the rule's
         premise), so that is the whole comprehension computed on the caller's values at its call
-        (deduce.py; a set's order is never written). None where the rule does not apply (one called by
+        (grammar/evaluation.py; a set's order is never written). None where the rule does not apply (one called by
         another comprehension)."""
         if self.event != "return" or self.stack_written or self._comprehension_step != ():
             return None
@@ -99,7 +99,7 @@ class ComprehensionRules:
 
     def _comprehension_loop(self: FrameConstraint, state: State) -> ComprehensionLoop | None:
         """The loop of the comprehension whose frame `state` is in: one its statement calls
-        (flow.comprehension_loops), or one nested in such a one (flow.nested_comprehension_loops)."""
+        (comprehensions.comprehension_loops), or one nested in such a one (comprehensions.nested_comprehension_loops)."""
         if len(state.stack) < 2 or state.line is None:
             return None
         caller, frame = state.stack[-2], state.stack[-1]
@@ -111,7 +111,7 @@ class ComprehensionRules:
     @cached_property
     def _outer_after_inner(self: FrameConstraint) -> tuple[bytes, tuple[tuple[bytes, bytes], ...]] | None:
         """After step_over from the return event of a comprehension nested in another
-        (flow.nested_comprehension_loops): the outer one's stack and whole locals at its next line event,
+        (comprehensions.nested_comprehension_loops): the outer one's stack and whole locals at its next line event,
         which binds its variables to the element it was working on (the outer one's step from its line
         event the inner one was called from, as _comprehension_step tells it). None where the rule does
         not apply."""
@@ -193,7 +193,7 @@ class ComprehensionRules:
         return [(element,) for element in parsed[0]]
 
     def _comprehension_start(self: FrameConstraint, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
-        """After step_into from a line whose one comprehension is this frame's (flow.comprehension_calls),
+        """After step_into from a line whose one comprehension is this frame's (comprehensions.comprehension_calls),
         landing on its call event: `.0`, the iterator of a value whose type its repr shows, and the free
         names among the caller's shown variables, as (key, JSON) pairs. Empty where it does not apply."""
         site = self._call_site()

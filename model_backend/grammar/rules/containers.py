@@ -46,8 +46,8 @@ class ContainerRules:
 
     def _mutated(self: FrameConstraint, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
         """After a step within the frame from a line that changes one list or dict through its name
-        (flow.mutations): the container with the value the statement leaves it (and the name bound to
-        what its method returns), computed from the shown values (deduce.mutation_reprs), as (key, JSON)
+        (containers.mutations): the container with the value the statement leaves it (and the name bound to
+        what its method returns), computed from the shown values (containers.mutation_reprs), as (key, JSON)
         pairs; empty where the shown values do not tell."""
         entry = self._stepped_from(self.facts.mutations)
         if entry is None:
@@ -61,12 +61,12 @@ class ContainerRules:
 
     def _attribute_updated(self: FrameConstraint, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
         """After a step within the frame (to a line or its return) from a line that only sets one attribute
-        of an object or appends to the list one attribute holds (flow.attribute_updates; facts of trace
+        of an object or appends to the list one attribute holds (containers.attribute_updates; facts of trace
         format version 3 only): the object's variable with its text after the line, as a (key, JSON) pair.
         Only where the variable shows the whole text of an object of one of the program's plain classes
         (`object_fields`) that does not define the attribute, no other variable shows the same text (it
         may be the same object), and the new value is known: for a set, what the expression gives on the
-        shown values and fields (deduce.py), a number, string, bool or None field for `op=`; for an
+        shown values and fields (grammar/evaluation.py), a number, string, bool or None field for `op=`; for an
         append, a number, string, bool or None added to a field that shows a list of literals whose text
         appears nowhere else in the object's (another field may hold the same list) and in no other
         variable. The field keeps its place, or a new one comes last (`__dict__`'s order). Empty elsewhere."""
@@ -108,7 +108,7 @@ class ContainerRules:
         return ((update.owner.encode(), fmt._json(after).encode()),)
 
     def _appended(self: FrameConstraint, name: str, source: ArgumentSource) -> tuple[str, str] | None:
-        """After `name.append(arg)` (flow.appended_values): the list's repr with the argument's added,
+        """After `name.append(arg)` (containers.appended_values): the list's repr with the argument's added,
         where the list shows its whole repr, the argument a builtin value, and the result fits the cut."""
         assert self.prev is not None and source is not None
         shown = self.prev.locals
@@ -125,7 +125,7 @@ class ContainerRules:
 
     def _item_store(self: FrameConstraint, keys: frozenset[bytes]) -> tuple[bytes, Spliced] | None:
         """After a step within the frame (to a line or its return) from a line that only stores one item
-        of a list or a dict (flow.item_stores), with every variable the line reads holding a builtin
+        of a list or a dict (containers.item_stores), with every variable the line reads holding a builtin
         value: the shape of that list or dict, the same but for the one item (`store_parts`)."""
         if self.event not in ("line", "return") or not self._step_from_line() or self.stack_written:
             return None

@@ -57,7 +57,7 @@ class LineRules:
         if event in ("line", "return") and self._caller_line_after_return is not None:
             return self._may_go_on_from(self._caller_line_after_return, event)
         if event == "exception" and self._computes_here:
-            return False  # what deduce.py computes without an error raised nothing in Python either
+            return False  # what grammar/evaluation.py computes without an error raised nothing in Python either
         if event not in ("line", "return") or not self._step_from_line():
             return True
         assert self.prev is not None and self.prev.line is not None
@@ -72,7 +72,7 @@ class LineRules:
 
     def _may_go_on_from(self: FrameConstraint, line: int, event: str) -> bool:
         """Whether a line or return event can come next in the frame after `line` has run: a line event
-        if some line can follow it, a return if it can end the frame (free for a line flow.py does not know)."""
+        if some line can follow it, a return if it can end the frame (free for a line grammar/lines.py does not know)."""
         following = self.facts.next_lines.get(line)
         if following is None:
             return True
@@ -111,7 +111,7 @@ class LineRules:
     def _preceding_lines(self: FrameConstraint) -> frozenset[int] | None:
         """_following_lines backwards: after inv_step_into or inv_step_over from a line event, landing on
         a line event or an inv_line_call (of the same frame: any other frame's events would lie between
-        them), the lines that the later one can follow in their frame (flow.next_lines). A line flow.py
+        them), the lines that the later one can follow in their frame (lines.next_lines). A line grammar/lines.py
         does not follow stays possible, but for an `else:` or `finally:` (a clause's header holds no
         code and never has an event); so does the later line in the module's frame alone (at the trace's
         first state, a step back stays there). None where the rule does not apply."""
@@ -134,7 +134,7 @@ class LineRules:
 
     def _test_may_lead_here(self: FrameConstraint, line: int) -> bool:
         """Whether the earlier state may stand on `line`, as far as its test tells: an `if`, `elif` or
-        `while` header whose test the grammar computes (flow.truth_tests) binds nothing and changes
+        `while` header whose test the grammar computes (lines.truth_tests) binds nothing and changes
         nothing, so it held the later state's values there, and on them the branch it takes must lead to
         the later line (_truth_step, forward, from that header)."""
         prev = self.prev
@@ -174,7 +174,7 @@ class LineRules:
     @cached_property
     def _truth_step(self: FrameConstraint) -> frozenset[int] | None:
         """After step_into or step_over from the header of `if NAME:`, `if not NAME:` or `while NAME:`
-        (flow.truth_tests) where NAME shows a literal of the builtin types: the lines the branch it takes
+        (lines.truth_tests) where NAME shows a literal of the builtin types: the lines the branch it takes
         can go to (empty: the frame ends there). None where the rule does not apply."""
         prev = self.prev
         if not self._step_from_line() or prev is None or prev.line not in self.facts.truths:
@@ -187,11 +187,11 @@ class LineRules:
         lines = (test.taken if truth != test.negated else test.skipped) & self.facts.frame_lines
         following = self.facts.next_lines.get(prev.line)
         if following is None or not lines <= following or (not lines and prev.line not in self.facts.ends):
-            return None  # never the case for a test flow.py follows; a dead end if it were
+            return None  # never the case for a test grammar/lines.py follows; a dead end if it were
         return lines
 
     def _statement_successors(self: FrameConstraint) -> frozenset[int] | None:
-        """For a line of a statement whose line events follow its code (flow.statement_line_orders): the
+        """For a line of a statement whose line events follow its code (lines.statement_line_orders): the
         lines whose event can come next in the frame. The trail says where in the order the frame stands
         (back through single steps and the calls the frame made, to a line outside the statement or the
         frame's call); where it does not tell, every place the line holds in the order counts. After the

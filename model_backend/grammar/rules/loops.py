@@ -50,7 +50,7 @@ class LoopRules:
     @cached_property
     def _loop_step(self: FrameConstraint) -> LoopStep | None:
         """After step_into or step_over from the header of a `for` loop over a shown value
-        (flow.for_loops): the loop, and the element(s) the step may bind to its variable, or none when it
+        (loops.for_loops): the loop, and the element(s) the step may bind to its variable, or none when it
         leaves the loop. The element is the iterable's first when the loop starts (its variable unbound,
         or the header reached from outside its body), and the one after the variable's value when it goes
         round again (one of those after each place that value holds in the iterable, when it holds
@@ -70,7 +70,7 @@ class LoopRules:
         following = self.facts.next_lines.get(prev.line) or frozenset()
         first, last = loop.body
         if bindings and not any(first <= n <= last for n in following & self.facts.frame_lines):
-            return None  # never the case for a loop flow.py follows; a dead end if it were
+            return None  # never the case for a loop grammar/lines.py follows; a dead end if it were
         return LoopStep(loop, bindings)
 
     def _loop_bindings(self: FrameConstraint, loop: ForLoop, current: str | None, starts: bool) -> Bindings | None:
@@ -113,7 +113,7 @@ class LoopRules:
 
     def _expression_step(self: FrameConstraint, loop: ForLoop, starts: bool) -> Bindings | None:
         """The element of `for x in EXPRESSION` or `for a, b in EXPRESSION` (none: it leaves), whose
-        iterable builtins build from variables (model_backend/engine/deduce.py): computed from their
+        iterable builtins build from variables (model_backend/grammar/evaluation.py): computed from their
         shown values, which going round again still tell it only if the body cannot have changed a list
         or dict among them (_left_alone; the loop's flags say none is rebound). The element is the first,
         or the one after the variables' values, where the passes since the loop started pick among
@@ -182,7 +182,7 @@ class LoopRules:
 
     def _left_alone(self: FrameConstraint, loop: ForLoop, iterated: str) -> bool:
         """Whether the loop's body surely leaves alone the list, dict or set shown as `iterated`
-        (flow._mutation_check): it reads builtin values only, and changes no object through a name that
+        (loops._mutation_check): it reads builtin values only, and changes no object through a name that
         could be an alias of it."""
         if loop.mutation_check is None or self.prev is None:
             return False

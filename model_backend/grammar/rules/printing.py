@@ -30,7 +30,7 @@ class PrintingRules:
     def _printed(self: FrameConstraint) -> str | None:
         """What a step within the frame from a line (to its next line or its return) prints, where the
         shown values tell: the text of a line that only prints expressions of variables, operators and
-        builtins (flow.printed_lines, deduce.printed_text), and nothing after a line whose value, branch
+        builtins (printing.printed_lines, printing.printed_text), and nothing after a line whose value, branch
         or changed container the grammar computes (no code of the program ran); None elsewhere."""
         prev = self.prev
         if self.event not in ("line", "return") or not self._step_from_line():
