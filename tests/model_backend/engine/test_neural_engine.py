@@ -222,7 +222,7 @@ ENTRY_SOURCE = "def f(text, items, table, span=sorted([3, 1])):\n    return text
     "f(text=str(12).zfill(4), items=range(2, 5), table=dict())",
 ])
 def test_an_entry_of_builtins_on_literals_binds_what_the_tracer_shows(entry: str) -> None:
-    """Expressions of literals and builtins in the entry are computed (deduce), never run: the call
+    """Expressions of literals and builtins in the entry are computed (grammar/evaluation.py), never run: the call
     state is the one the program, traced in the sandbox, shows."""
     program = Program(source=ENTRY_SOURCE, entry=entry)
     ours = initial_state(program)
