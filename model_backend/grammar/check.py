@@ -61,7 +61,7 @@ def check(data: str, split: str, limit: int | None = None) -> list[str]:
     """The report's lines: the counts, then what the grammar refused (at most 20 of each kind)."""
     values = stacks = trajectories = names = run = frames = loop_steps = appends = stores = returns = ordered = comprehensions = truths = 0
     computed = mutating = mutated = printed = silent = after_call = undone = preceded = 0
-    called = after_callee = comprehension_results = cannot_raise = attributes = 0
+    called = after_callee = comprehension_results = cannot_raise = attributes = body_starts = 0
     refused_frames: list[str] = []
     refused_values: list[str] = []
     refused_stacks: list[str] = []
@@ -106,6 +106,7 @@ def check(data: str, split: str, limit: int | None = None) -> list[str]:
                 comprehension_results += constraint._comprehension_result() is not None
                 cannot_raise += constraint._computes_here
                 attributes += bool(constraint._attribute_updated(keys))
+                body_starts += constraint._first_lines_after_call() is not None
                 printed += bool(constraint._printed)
                 silent += constraint._printed == ""
                 mutating += (constraint._step_within_frame() or constraint.event == "return" and from_line) and (
@@ -148,6 +149,7 @@ def check(data: str, split: str, limit: int | None = None) -> list[str]:
           f"{after_callee} steps from a return to a caller whose line says whether it can return, "
           f"{comprehension_results} comprehension returns whose value the shown values tell, "
           f"{cannot_raise} steps from a line whose computed value says it raised nothing, "
-          f"{attributes} steps after which an object's new text is known from an attribute update)"]
+          f"{attributes} steps after which an object's new text is known from an attribute update, "
+          f"{body_starts} steps from a call event to the function's first statement)"]
     items = refused_values[:20] + refused_stacks[:20] + refused_names[:20] + refused_frames[:20]
     return report + [f"   {item!r}" for item in items]

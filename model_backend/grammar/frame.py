@@ -248,8 +248,11 @@ class FrameConstraint(LineRules, BindingRules, ContainerRules, LoopRules, Compre
         return self.event == "line" and self._step_from_line()
 
     def _one_event_on(self) -> bool:
-        """Whether this frame is the next traced event after `prev` (a forward step_into)."""
+        """Whether this frame is the next traced event after `prev`: a forward step_into, or a step_over
+        from a call event into the function's first line (LineRules._first_lines_after_call)."""
         prev = self.prev
+        if self.action == "step_over":
+            return self._first_lines_after_call() is not None
         return (self.action == "step_into" and not self.inverse and prev is not None and prev.exit is None
                 and bool(prev.stack))
 

@@ -239,6 +239,26 @@ def frame_ends(tree: ast.Module) -> Lines:
     return frozenset(ends)
 
 
+def body_starts(tree: ast.Module) -> dict[int, tuple[str, Lines]]:
+    """The line of a function's call event (its first decorator's, else its `def`'s: the code's first
+    line) -> (its name, the lines its first line event can be on). Nothing runs between a call event
+    and that line event: the body's first statement, past a docstring (a function's docstring compiles
+    to no instruction). Functions whose body starts on the `def` line are left out: a generator's frame
+    resumes with a call event on the line of its `yield`, which there is the `def` line."""
+    flow = _Flow(tree)
+    starts: dict[int, tuple[str, Lines]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef) or node.body[0].lineno == node.lineno:
+            continue
+        body = node.body
+        docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(
+            body[0].value.value, str)
+        first = body[1] if docstring and len(body) > 1 else body[0]
+        line = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        starts[line] = (node.name, flow.first(first))
+    return starts
+
+
 @dataclass(frozen=True)
 class TruthTest:
     """An `if NAME:`, `elif not NAME:` or `while NAME:` header (see truth_tests)."""

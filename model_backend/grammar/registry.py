@@ -52,6 +52,10 @@ class Rule:
 _TESTS = "tests/model_backend/grammar/test_rules.py"
 
 RULES: tuple[Rule, ...] = (
+    Rule("first_body_line", 5, "line",
+         "a step from a function's call event goes to its body's first statement (a docstring runs no code)",
+         f"{_TESTS}::test_step_from_a_call_goes_to_the_first_statement",
+         lambda frame, ask: frame._first_lines_after_call()),
     Rule("following_lines", 10, "line",
          "a step within a frame goes to a line that can follow the previous one (Python's control flow)",
          f"{_TESTS}::test_step_goes_to_a_following_line",

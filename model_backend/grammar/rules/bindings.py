@@ -65,6 +65,8 @@ class BindingRules:
         a step is bound the same way (only the line's statement ran). None where the rule does not apply."""
         if self.inverse:
             return self._changeable_back()
+        if self.event == "line" and not self.stack_written and self._first_lines_after_call() is not None:
+            return frozenset()  # from a call event to the body's first line nothing runs
         if self.event not in ("line", "return") or not self._step_from_line() or self.stack_written:
             return None
         prev = self.prev

@@ -22,7 +22,13 @@ from model_backend.grammar.containers import (
     inert_lines,
 )
 from model_backend.grammar.facts import EXPRESSION_FRAMES, Source
-from model_backend.grammar.lines import frame_ends, next_lines, statement_line_orders, truth_tests
+from model_backend.grammar.lines import (
+    body_starts,
+    frame_ends,
+    next_lines,
+    statement_line_orders,
+    truth_tests,
+)
 from model_backend.grammar.lines import truth as deduced_truth
 from model_backend.grammar.shown import (
     calls_deep,
@@ -46,6 +52,8 @@ class LineRules:
         can call a function of the program. Every other event stays free."""
         if event == "call" and not self._lines_after_event("call"):
             return False
+        if self._first_lines_after_call() is not None:
+            return event == "line"
         if self._outer_after_inner is not None:
             return event in ("line", "exception")
         taken = self._comprehension_step
@@ -69,6 +77,20 @@ class LineRules:
         if goes_to is not None:  # the branch the shown value takes: a line, or past the frame's end
             return bool(goes_to) if event == "line" else not goes_to
         return self._may_go_on_from(self.prev.line, event)
+
+    def _first_lines_after_call(self: FrameConstraint) -> frozenset[int] | None:
+        """After step_into or step_over from a function's call event: the lines of its first line event,
+        which comes next, in the same frame (lines.body_starts). None where the rule does not apply (a
+        generator resuming, a lambda or a comprehension called on a `def` line, an unknown function)."""
+        prev = self.prev
+        if (self.inverse or self.action not in ("step_into", "step_over") or prev is None or prev.exit is not None
+                or prev.event != "call" or prev.line is None or not prev.stack):
+            return None
+        start = self.facts.body_starts.get(prev.line)
+        if start is None or start[0] != prev.stack[-1].function:
+            return None
+        lines = start[1] & self.facts.frame_lines
+        return lines or None
 
     def _may_go_on_from(self: FrameConstraint, line: int, event: str) -> bool:
         """Whether a line or return event can come next in the frame after `line` has run: a line event
@@ -239,9 +261,10 @@ class LineRules:
 
 def facts(source: Source) -> dict[str, Any]:
     """Lines and branches: which line can follow which, where a frame can end, the order of a
-    statement's line events, `if`/`while` tests, lines that always call, lines that run no code."""
+    statement's line events, `if`/`while` tests, lines that always call, lines that run no code, where
+    each function's body starts."""
     tree, dynamic = source.tree, source.dynamic
-    return {"next_lines": next_lines(tree), "ends": frame_ends(tree),
+    return {"next_lines": next_lines(tree), "ends": frame_ends(tree), "body_starts": body_starts(tree),
             "line_orders": statement_line_orders(source.program.source, tree),
             "truths": {} if dynamic else truth_tests(tree), "must_call": must_call_lines(tree),
             "inert": {} if dynamic else inert_lines(tree)}

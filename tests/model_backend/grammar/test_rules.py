@@ -70,6 +70,54 @@ def lines_offered(source: str, entry: str, line: int, action: str) -> frozenset[
     return frozenset(int(option) for option in constraint.slot.options)
 
 
+DECORATED = """\
+def deco(f):
+    return f
+
+
+@deco
+def g(a):
+    \"\"\"Doc.\"\"\"
+    # a comment
+    b = a + 1
+    return b
+
+
+def f(x, key=lambda v: v):
+    y = key(g(x))
+    return y
+"""
+
+
+def lines_after_call(source: str, entry: str, function: str, action: str) -> frozenset[int]:
+    """The lines the grammar lets a line event be on after `action` from `function`'s call event."""
+    program = Program(source=source, entry=entry)
+    mdp = TraceMDP(run_trace(program))
+    states = [mdp.state(position) for position in range(mdp.exit_position)]
+    prev = next(state for state in states if state.event == "call" and state.function == function)
+    constraint = FrameConstraint(ProgramFacts.of(program, objects=True), prev, False, action)
+    events = [token for token in constraint.allowed_specials() if token in fmt.EVENT_TOKENS.values()]
+    assert events == [fmt.EVENT_TOKENS[(False, "line")]]  # no call, return or exception (an exit stays free)
+    constraint.push_special(fmt.EVENT_TOKENS[(False, "line")])
+    constraint.push_special(fmt.LINENO)
+    assert isinstance(constraint.slot, Choice)
+    return frozenset(int(option) for option in constraint.slot.options)
+
+
+def test_step_from_a_call_goes_to_the_first_statement() -> None:
+    assert "first_body_line" in rules_won(DECORATED, "f(3)")
+    for action in ("step_into", "step_over"):
+        # g's call event is on its decorator's line; its docstring and the comment run nothing
+        assert lines_after_call(DECORATED, "f(3)", "g", action) == {9}
+        assert lines_after_call(DECORATED, "f(3)", "f", action) == {14}
+    # the lambda called from f's body has its call event on f's `def` line: the rule leaves it alone
+    program = Program(source=DECORATED, entry="f(3)")
+    mdp = TraceMDP(run_trace(program))
+    call = next(mdp.state(p) for p in range(mdp.exit_position) if mdp.state(p).function == "<lambda>")
+    assert call.line == 13
+    assert FrameConstraint(ProgramFacts.of(program, objects=True), call, False, "step_over")._first_lines_after_call() is None
+
+
 def test_step_goes_to_a_following_line() -> None:
     assert "following_lines" in rules_won(BRANCH, "f(5)")
     assert lines_offered(BRANCH, "f(5)", 2, "step_over") == {3}  # after `y = x + 1`, only the `if`
