@@ -4,7 +4,7 @@ loops and f-string formatting. Each is a function `(Gen) -> Part`; `classgen_par
 
 from __future__ import annotations
 
-from model_backend.data.classgen import Gen, Part, fill, indent
+from model_backend.data.classgen_base import Gen, Part, fill, indent
 
 # ---------------------------------------------------------------------------------------------------
 # functions: closures, decorators, generators

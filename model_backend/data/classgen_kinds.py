@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from model_backend.data.classgen import Gen, Part, fill, indent
+from model_backend.data.classgen_base import Gen, Part, fill, indent
 
 # ---------------------------------------------------------------------------------------------------
 # recursion on trees and graphs

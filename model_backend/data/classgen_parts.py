@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from model_backend.data.classgen import Gen, Part, block, fill, indent
+from model_backend.data.classgen_base import Gen, Part, block, fill, indent
 from model_backend.data.classgen_funcs import (
     counters,
     counting,

@@ -21,8 +21,9 @@ from model_backend.grammar.automata import (
            Value,
 )
 from model_backend.grammar.evaluation import constant_value
-from model_backend.grammar.facts import EXPRESSION_FRAMES, ProgramFacts
+from model_backend.grammar.facts import ProgramFacts
 from model_backend.grammar.frame import FrameConstraint
+from model_backend.grammar.source import EXPRESSION_FRAMES
 
 __all__ = ["CUT_REPR", "EXPRESSION_FRAMES", "MAX_RUN", "Choice", "FrameConstraint", "JsonString", "Locals",
            "ProgramFacts", "Spliced", "Stack", "Value", "constant_value"]

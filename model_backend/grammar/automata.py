@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from model_backend import trace_format as fmt
-from model_backend.grammar.facts import ProgramFacts
 from model_backend.grammar.shown import IMMUTABLE_REPR
 from model_backend.state import State
+
+if TYPE_CHECKING:  # annotations only: facts.py builds on the rules, which build on these automata
+    from model_backend.grammar.facts import ProgramFacts
 
 MAX_STRING = 240  # bytes in one JSON string (reprs are cut at 200 characters by the tracer)
 MAX_STACK = 32

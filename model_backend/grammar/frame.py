@@ -29,7 +29,7 @@ from model_backend.grammar.automata import (
     Stack,
     Value,
 )
-from model_backend.grammar.facts import EXPRESSION_FRAMES, ProgramFacts
+from model_backend.grammar.facts import ProgramFacts
 from model_backend.grammar.rules.back import BackRules
 from model_backend.grammar.rules.bindings import BindingRules
 from model_backend.grammar.rules.calls import CallRules
@@ -38,6 +38,7 @@ from model_backend.grammar.rules.containers import ContainerRules
 from model_backend.grammar.rules.lines import LineRules
 from model_backend.grammar.rules.loops import LoopRules
 from model_backend.grammar.rules.printing import PrintingRules
+from model_backend.grammar.source import EXPRESSION_FRAMES
 from model_backend.state import State
 
 _SPECIAL_TOKEN = re.compile(r"<\|[a-z0-9_]+\|>")  # every "<|" of a frame starts one (docs/trace-format.md)

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 from model_backend.grammar.rules import bindings, calls, comprehensions, containers, lines, loops, printing
 
 if TYPE_CHECKING:
-    from model_backend.grammar.facts import Source
+    from model_backend.grammar.source import Source
 
 # Each family contributes the facts its rules read (its `facts` builder); with the program's names and lines
-# (facts.program_facts) they fill every field of ProgramFacts
+# (source.program_facts) they fill every field of ProgramFacts
 FACT_BUILDERS: tuple[Callable[[Source], dict[str, Any]], ...] = (
     lines.facts, bindings.facts, containers.facts, loops.facts, comprehensions.facts, calls.facts, printing.facts)

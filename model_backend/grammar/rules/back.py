@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 from model_backend import trace_format as fmt
 from model_backend.grammar.back import container_before, values_before
-from model_backend.grammar.facts import EXPRESSION_FRAMES
 from model_backend.grammar.shown import (
     IMMUTABLE_REPR,
     MAX_REPR,
     builtin_value,
 )
+from model_backend.grammar.source import EXPRESSION_FRAMES
 
 if TYPE_CHECKING:
     from model_backend.grammar.frame import FrameConstraint

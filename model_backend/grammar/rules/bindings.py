@@ -21,13 +21,13 @@ from model_backend.grammar.bindings import (
     simple_assignments,
     value_repr,
 )
-from model_backend.grammar.facts import Source
 from model_backend.grammar.shown import (
     IMMUTABLE_REPR,
     MAX_REPR,
     bound_texts,
     builtin_value,
 )
+from model_backend.grammar.source import Source
 from model_backend.grammar.syntax import shared_names
 from model_backend.state import State
 

@@ -23,13 +23,13 @@ from model_backend.grammar.calls import (
     returned_names,
     returned_tuples,
 )
-from model_backend.grammar.facts import EXPRESSION_FRAMES, Source, direct_call_lines
 from model_backend.grammar.shown import (
     IMMUTABLE_REPR,
     MAX_REPR,
     argument_expression,
     builtin_value,
 )
+from model_backend.grammar.source import EXPRESSION_FRAMES, Source, direct_call_lines
 from model_backend.grammar.syntax import suspending_functions
 from model_backend.sandbox import Limits
 from model_backend.state import State

@@ -21,7 +21,6 @@ from model_backend.grammar.comprehensions import (
     comprehension_loops,
     nested_comprehension_loops,
 )
-from model_backend.grammar.facts import EXPRESSION_FRAMES, Source, comprehension_callers
 from model_backend.grammar.loops import iterable_elements
 from model_backend.grammar.rules.loops import Bindings
 from model_backend.grammar.shown import (
@@ -35,6 +34,7 @@ from model_backend.grammar.shown import (
     range_span,
     shown_elements,
 )
+from model_backend.grammar.source import EXPRESSION_FRAMES, Source, comprehension_callers
 from model_backend.state import State
 
 if TYPE_CHECKING:

@@ -24,7 +24,6 @@ from model_backend.grammar.containers import (
     mutations,
     plain_classes,
 )
-from model_backend.grammar.facts import Source
 from model_backend.grammar.shown import (
     IMMUTABLE_REPR,
     MAX_REPR,
@@ -33,6 +32,7 @@ from model_backend.grammar.shown import (
     shown_elements,
     store_parts,
 )
+from model_backend.grammar.source import Source
 from model_backend.grammar.syntax import ArgumentSource
 from model_backend.sandbox import Limits
 from model_backend.tracer import MAX_ELEMENTS

@@ -21,7 +21,6 @@ from model_backend.grammar.calls import (
 from model_backend.grammar.containers import (
     inert_lines,
 )
-from model_backend.grammar.facts import EXPRESSION_FRAMES, Source
 from model_backend.grammar.lines import (
     body_starts,
     frame_ends,
@@ -34,6 +33,7 @@ from model_backend.grammar.shown import (
     calls_deep,
     truth_of,
 )
+from model_backend.grammar.source import EXPRESSION_FRAMES, Source
 from model_backend.state import State
 
 if TYPE_CHECKING:

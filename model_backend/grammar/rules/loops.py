@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from model_backend.grammar.facts import Source
 from model_backend.grammar.loops import ForLoop, for_loops, iterable_elements
 from model_backend.grammar.shown import (
     INT_REPR,
@@ -24,6 +23,7 @@ from model_backend.grammar.shown import (
     range_span,
     shown_elements,
 )
+from model_backend.grammar.source import Source
 
 if TYPE_CHECKING:
     from model_backend.grammar.frame import FrameConstraint

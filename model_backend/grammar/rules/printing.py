@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from model_backend.grammar.bindings import value_repr
 from model_backend.grammar.containers import mutation_reprs
-from model_backend.grammar.facts import Source
 from model_backend.grammar.loops import iterable_elements
 from model_backend.grammar.printing import printed_lines, printed_text
 from model_backend.grammar.shown import (
     MAX_REPR,
 )
+from model_backend.grammar.source import Source
 
 if TYPE_CHECKING:
     from model_backend.grammar.frame import FrameConstraint
