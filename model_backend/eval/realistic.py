@@ -43,13 +43,13 @@ from model_backend import safe_ast
 from model_backend.engine import Engine, EngineError, create_engine
 from model_backend.engine.base import MAX_TRAIL, StepwiseEngine
 from model_backend.engine.oracle import OracleEngine
+from model_backend.eval.realistic_report import TIME_LIMIT, summarize
 from model_backend.program import Program, ProgramError
 from model_backend.sandbox import Limits
 from model_backend.state import Action, ActionKind, State
 
 ROOT = Path(__file__).resolve().parents[2] / "benchmarks" / "realistic"
 SPLITS = ("dev", "test")
-ACTIONS: tuple[ActionKind, ...] = ("step_into", "step_over", "step_return", "breakpoint", "continue")
 # How often each action is drawn: mostly steps, as in a debugging session; a continue without breakpoints
 # ends the rollout, so it is the rarest.
 ACTION_WEIGHTS: dict[ActionKind, float] = {
@@ -59,7 +59,6 @@ COMPARED = ("event", "line", "function", "locals", "value", "depth", "exit", "ou
 # Per program, for the return check and, apart, for the rollouts: past it the action under way is paused
 # where it got to (a failure) and the rest is not played. A followed action takes up to 128 single steps.
 PROGRAM_SECONDS = 300.0
-TIME_LIMIT = "time limit"
 HEADER_LINES = 12  # the entry and kind comments sit within the file's first lines
 _ENTRY = re.compile(r"^#\s*entry:\s*(?P<call>.+?)\s*$")
 _KIND = re.compile(r"^#\s*kind:\s*(?P<kind>.+?)\s*$")
@@ -415,8 +414,6 @@ def evaluate(split: str = "dev", engine_name: str = "neural", model: str | None 
     if follow_steps is not None:
         engine.follow(follow_steps)
     from tqdm import tqdm
-
-    from model_backend.eval.realistic_report import summarize
 
     started = time.perf_counter()
     programs = [evaluate_program(engine, b, rollouts, actions, seed, program_seconds)

@@ -6,7 +6,11 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from model_backend.eval.realistic import ACTIONS, TIME_LIMIT
+from model_backend.state import ActionKind
+
+# The forward actions a rollout draws from (realistic.ACTION_WEIGHTS), each counted apart
+ACTIONS: tuple[ActionKind, ...] = ("step_into", "step_over", "step_return", "breakpoint", "continue")
+TIME_LIMIT = "time limit"  # the failure of an action paused at the program's time limit (PROGRAM_SECONDS)
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -5,50 +5,16 @@ functions and under TYPE_CHECKING too."""
 
 from __future__ import annotations
 
-import ast
 import graphlib
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
-PACKAGE = ROOT / "model_backend"
-
-
-def _modules() -> dict[str, Path]:
-    modules = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        modules[".".join(parts)] = path
-    return modules
-
-
-MODULES = _modules()
-
-
-def _resolve(name: str) -> str | None:
-    """The module of the package that importing `name` runs (a name inside a module: that module)."""
-    while name and name not in MODULES:
-        name = name.rpartition(".")[0]
-    return name or None
+from tests.model_backend.test_imports import MODULES, imports_of
 
 
 def imports(module: str) -> set[str]:
-    """The package's modules `module` imports anywhere in its source."""
-    found = set()
-    for node in ast.walk(ast.parse(MODULES[module].read_text())):
-        names = []
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
-        for name in names:
-            target = _resolve(name) if name.startswith("model_backend") else None
-            if target is not None and target != module:
-                found.add(target)
-    return found
+    """The modules `module` imports anywhere in its source, under TYPE_CHECKING too."""
+    return imports_of(module, type_checking=True)
 
 
 def reached(module: str) -> set[str]:

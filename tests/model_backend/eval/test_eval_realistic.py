@@ -11,7 +11,6 @@ from typer.testing import CliRunner
 
 from model_backend.engine.oracle import OracleEngine
 from model_backend.eval.realistic import (
-    ACTIONS,
     BenchmarkError,
     breakpoint_lines,
     canonical,
@@ -22,6 +21,7 @@ from model_backend.eval.realistic import (
     reference_limits,
     rollout_actions,
 )
+from model_backend.eval.realistic_report import ACTIONS
 from model_backend.sandbox import Limits
 from model_backend.state import Action
 
