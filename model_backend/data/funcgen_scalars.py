@@ -115,19 +115,19 @@ class ScalarExpressions(FuncScope):
             x = self.atom(INT)
             return f"{li}.index({x}) if {x} in {li} else -1"
 
-        def maxmin() -> str | None:
-            li = self.v((LINT, SET))
+        def if_nonempty(types: tuple[str, ...], choices: list[str], form: str) -> str | None:
+            """`form` of a variable of `types` and one of `choices`, where the variable is not empty."""
+            li = self.v(types)
             if li is None:
                 return None
-            fn = rng.choice(["max", "min"])
-            return f"{fn}({li}) if {li} else {self.lit_int()}"
+            chosen = rng.choice(choices)
+            return f"{form.format(li=li, chosen=chosen)} if {li} else {self.lit_int()}"
+
+        def maxmin() -> str | None:
+            return if_nonempty((LINT, SET), ["max", "min"], "{chosen}({li})")
 
         def first() -> str | None:
-            li = self.v((LINT, TUP))
-            if li is None:
-                return None
-            pos = rng.choice(["0", "-1"])
-            return f"{li}[{pos}] if {li} else {self.lit_int()}"
+            return if_nonempty((LINT, TUP), ["0", "-1"], "{li}[{chosen}]")
 
         def dget() -> str | None:
             dv = self.v(DICT)

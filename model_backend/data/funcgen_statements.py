@@ -10,6 +10,9 @@ from model_backend.data.funcgen_loops import LoopStatements
 from model_backend.data.funcgen_scope import NAMES, RAISABLE, Sig, norm_expr
 from model_backend.data.values import BOOL, DICT, ELEM, INT, LINT, LSTR, SET, STR, TUP
 
+# The mutating calls of a list that take no argument, and the stores into a dict of an int value `v` at a key `k`
+_LIST_CALLS = {"reverse": "reverse()", "sort": "sort()", "sort_rev": "sort(reverse=True)"}
+_DICT_STORES = {"set": "{n}[{k}] = {v}", "update": "{n}.update({{{k}: {v}}})", "setdefault": "{n}.setdefault({k}, {v})"}
 
 class FuncBuilder(LoopStatements):
     """Builds one function (or method) body statement by statement."""
@@ -76,18 +79,12 @@ class FuncBuilder(LoopStatements):
             et = ELEM[var.type]
             m = rng.choice(["append", "append", "append", "extend", "insert", "reverse", "sort", "sort_rev", "pop",
                             "pop0", "remove", "setitem", "del", "pop_assign", "slice_assign"])
-            if m == "append":
-                self.stmt(f"{n}.append({self.expr(et, 1)})")
-            elif m == "extend":
-                self.stmt(f"{n}.extend({self.expr(var.type, 1)})")
+            if m in ("append", "extend"):  # an element, or a list of the same type
+                self.stmt(f"{n}.{m}({self.expr(et if m == 'append' else var.type, 1)})")
+            elif m in _LIST_CALLS:
+                self.stmt(f"{n}.{_LIST_CALLS[m]}")
             elif m == "insert":
                 self.stmt(f"{n}.insert({self.rng.choice(['0', '0', '1', '-1', f'len({n})'])}, {self.expr(et, 1)})")
-            elif m == "reverse":
-                self.stmt(f"{n}.reverse()")
-            elif m == "sort":
-                self.stmt(f"{n}.sort()")
-            elif m == "sort_rev":
-                self.stmt(f"{n}.sort(reverse=True)")
             elif m == "pop":
                 self.guarded(n, f"{n}.pop()")
             elif m == "pop0":
@@ -111,14 +108,10 @@ class FuncBuilder(LoopStatements):
         elif var.type == DICT:
             m = rng.choice(["set", "set", "incr", "update", "setdefault", "pop", "del"])
             k = self.expr(STR, 1)
-            if m == "set":
-                self.stmt(f"{n}[{k}] = {self.expr(INT, 1)}")
+            if m in _DICT_STORES:
+                self.stmt(_DICT_STORES[m].format(n=n, k=k, v=self.expr(INT, 1)))
             elif m == "incr":
                 self.stmt(f"{n}[{k}] = {n}.get({k}, 0) + {self.lit_int(1, 2)}")
-            elif m == "update":
-                self.stmt(f"{n}.update({{{k}: {self.expr(INT, 1)}}})")
-            elif m == "setdefault":
-                self.stmt(f"{n}.setdefault({k}, {self.expr(INT, 1)})")
             elif m == "pop":
                 self.stmt(f"{n}.pop({k}, None)")
             else:
