@@ -1,4 +1,7 @@
-"""The rules of the frame grammar, one module per family: what `FrameConstraint` asks about a step."""
+"""The rules of the frame grammar, one module per family: what `FrameConstraint` asks about a step.
+
+Each family's rules are methods of a class that `FrameConstraint` (model_backend/grammar/frame.py)
+inherits; registry.py declares the ones that compete for a slot."""
 
 from __future__ import annotations
 

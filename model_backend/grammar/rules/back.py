@@ -1,9 +1,6 @@
 # mypy: disable-error-code="misc"
 # (the rules are methods of FrameConstraint, which inherits them: their `self` is a FrameConstraint)
-"""Steps back: the names a step back can change and the values they held before the line ran.
-
-The rules of this family that `FrameConstraint` (model_backend/grammar/frame.py) asks, as methods it
-inherits; registry.py declares the ones that compete for a slot."""
+"""Steps back: the names a step back can change and the values they held before the line ran."""
 
 from __future__ import annotations
 
@@ -11,11 +8,7 @@ from typing import TYPE_CHECKING
 
 from model_backend import trace_format as fmt
 from model_backend.grammar.back import container_before, values_before
-from model_backend.grammar.shown import (
-    IMMUTABLE_REPR,
-    MAX_REPR,
-    builtin_value,
-)
+from model_backend.grammar.shown import IMMUTABLE_REPR, MAX_REPR, builtin_value
 from model_backend.grammar.source import EXPRESSION_FRAMES
 
 if TYPE_CHECKING:

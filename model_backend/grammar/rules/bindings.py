@@ -1,10 +1,7 @@
 # mypy: disable-error-code="misc"
 # (the rules are methods of FrameConstraint, which inherits them: their `self` is a FrameConstraint)
 """Bindings: the names a step can change, and the values a line that binds literals, copies, imports or computed
-expressions gives them.
-
-The rules of this family that `FrameConstraint` (model_backend/grammar/frame.py) asks, as methods it
-inherits; registry.py declares the ones that compete for a slot."""
+expressions gives them."""
 
 from __future__ import annotations
 
@@ -21,12 +18,7 @@ from model_backend.grammar.bindings import (
     simple_assignments,
     value_repr,
 )
-from model_backend.grammar.shown import (
-    IMMUTABLE_REPR,
-    MAX_REPR,
-    bound_texts,
-    builtin_value,
-)
+from model_backend.grammar.shown import IMMUTABLE_REPR, MAX_REPR, bound_texts, builtin_value
 from model_backend.grammar.source import Source
 from model_backend.grammar.syntax import shared_names
 from model_backend.state import State

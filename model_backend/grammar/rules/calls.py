@@ -1,10 +1,7 @@
 # mypy: disable-error-code="misc"
 # (the rules are methods of FrameConstraint, which inherits them: their `self` is a FrameConstraint)
 """Calls and returns: the arguments a call binds, what the caller holds after a return, and the value a return
-event shows.
-
-The rules of this family that `FrameConstraint` (model_backend/grammar/frame.py) asks, as methods it
-inherits; registry.py declares the ones that compete for a slot."""
+event shows."""
 
 from __future__ import annotations
 
@@ -23,12 +20,7 @@ from model_backend.grammar.calls import (
     returned_names,
     returned_tuples,
 )
-from model_backend.grammar.shown import (
-    IMMUTABLE_REPR,
-    MAX_REPR,
-    argument_expression,
-    builtin_value,
-)
+from model_backend.grammar.shown import IMMUTABLE_REPR, MAX_REPR, argument_expression, builtin_value
 from model_backend.grammar.source import EXPRESSION_FRAMES, Source, direct_call_lines
 from model_backend.grammar.syntax import suspending_functions
 from model_backend.sandbox import Limits

@@ -1,10 +1,7 @@
 # mypy: disable-error-code="misc"
 # (the rules are methods of FrameConstraint, which inherits them: their `self` is a FrameConstraint)
 """Comprehensions: what a list, set or dict comprehension's frame starts with, the element each step binds, and
-what it returns.
-
-The rules of this family that `FrameConstraint` (model_backend/grammar/frame.py) asks, as methods it
-inherits; registry.py declares the ones that compete for a slot."""
+what it returns."""
 
 from __future__ import annotations
 

@@ -1,19 +1,14 @@
 # mypy: disable-error-code="misc"
 # (the rules are methods of FrameConstraint, which inherits them: their `self` is a FrameConstraint)
 """Containers: a list or dict a method call, an append or a store of one item changes, and an object's field an
-attribute update sets.
-
-The rules of this family that `FrameConstraint` (model_backend/grammar/frame.py) asks, as methods it
-inherits; registry.py declares the ones that compete for a slot."""
+attribute update sets."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from model_backend import trace_format as fmt
-from model_backend.grammar.automata import (
-    Spliced,
-)
+from model_backend.grammar.automata import Spliced
 from model_backend.grammar.bindings import value_repr
 from model_backend.grammar.containers import (
     appended_values,

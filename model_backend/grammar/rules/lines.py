@@ -1,9 +1,6 @@
 # mypy: disable-error-code="misc"
 # (the rules are methods of FrameConstraint, which inherits them: their `self` is a FrameConstraint)
-"""Lines and branches: which line a step can go to, forward and back, and which event can come next.
-
-The rules of this family that `FrameConstraint` (model_backend/grammar/frame.py) asks, as methods it
-inherits; registry.py declares the ones that compete for a slot."""
+"""Lines and branches: which line a step can go to, forward and back, and which event can come next."""
 
 from __future__ import annotations
 
@@ -12,15 +9,9 @@ from collections.abc import Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from model_backend.grammar.automata import (
-    stack_after_event,
-)
-from model_backend.grammar.calls import (
-    must_call_lines,
-)
-from model_backend.grammar.containers import (
-    inert_lines,
-)
+from model_backend.grammar.automata import stack_after_event
+from model_backend.grammar.calls import must_call_lines
+from model_backend.grammar.containers import inert_lines
 from model_backend.grammar.lines import (
     body_starts,
     frame_ends,
@@ -29,10 +20,7 @@ from model_backend.grammar.lines import (
     truth_tests,
 )
 from model_backend.grammar.lines import truth as deduced_truth
-from model_backend.grammar.shown import (
-    calls_deep,
-    truth_of,
-)
+from model_backend.grammar.shown import calls_deep, truth_of
 from model_backend.grammar.source import EXPRESSION_FRAMES, Source
 from model_backend.state import State
 

@@ -1,10 +1,7 @@
 # mypy: disable-error-code="misc"
 # (the rules are methods of FrameConstraint, which inherits them: their `self` is a FrameConstraint)
 """Loops: the element a step from a `for` header binds (lists, strings, ranges, enumerate, expressions of
-builtins), or that it leaves the loop.
-
-The rules of this family that `FrameConstraint` (model_backend/grammar/frame.py) asks, as methods it
-inherits; registry.py declares the ones that compete for a slot."""
+builtins), or that it leaves the loop."""
 
 from __future__ import annotations
 

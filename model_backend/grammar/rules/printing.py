@@ -1,9 +1,6 @@
 # mypy: disable-error-code="misc"
 # (the rules are methods of FrameConstraint, which inherits them: their `self` is a FrameConstraint)
-"""Printing: the text a step from a line prints, where the shown values tell it.
-
-The rules of this family that `FrameConstraint` (model_backend/grammar/frame.py) asks, as methods it
-inherits; registry.py declares the ones that compete for a slot."""
+"""Printing: the text a step from a line prints, where the shown values tell it."""
 
 from __future__ import annotations
 
@@ -14,9 +11,7 @@ from model_backend.grammar.bindings import value_repr
 from model_backend.grammar.containers import mutation_reprs
 from model_backend.grammar.loops import iterable_elements
 from model_backend.grammar.printing import printed_lines, printed_text
-from model_backend.grammar.shown import (
-    MAX_REPR,
-)
+from model_backend.grammar.shown import MAX_REPR
 from model_backend.grammar.source import Source
 
 if TYPE_CHECKING:
