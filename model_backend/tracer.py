@@ -161,34 +161,47 @@ def _repr_prefix(value: object, need: int, active: set[int], depth: int = OBJECT
     if id(value) in active:  # Python's Py_ReprEnter: a container met again inside itself
         return "[...]" if kind is list else "{...}" if kind is dict else "(...)" if kind is tuple else repr(value)
     opener, closer = _DISPLAYS[kind]
-    parts, size = [opener], len(opener)
+    out = _Written(opener, need)
     active.add(id(value))
     try:
         items = value.items() if kind is dict else value  # type: ignore[attr-defined]
         for i, item in enumerate(items):  # type: ignore[arg-type]
             if i:
-                parts.append(", ")
-                size += 2
+                out.add(", ")
             if kind is dict:
-                key = _repr_prefix(item[0], need - size, active, depth)
-                parts.append(key)
-                size += len(key)
-                if size > need:
-                    return "".join(parts)
-                parts.append(": ")
-                size += 2
+                if out.add(_repr_prefix(item[0], out.left, active, depth)):
+                    return out.text
+                out.add(": ")
                 item = item[1]
-            piece = _repr_prefix(item, need - size, active, depth)
-            parts.append(piece)
-            size += len(piece)
-            if size > need:
-                return "".join(parts)
+            if out.add(_repr_prefix(item, out.left, active, depth)):
+                return out.text
     finally:
         active.discard(id(value))
     if kind is tuple and len(value) == 1:  # type: ignore[arg-type]
-        parts.append(",")
-    parts.append(closer)
-    return "".join(parts)
+        out.add(",")
+    out.add(closer)
+    return out.text
+
+
+class _Written:
+    """A repr written piece by piece, while it is at most `need` characters long."""
+
+    def __init__(self, start: str, need: int) -> None:
+        self.parts, self.size, self.need = [start], len(start), need
+
+    def add(self, piece: str) -> bool:
+        """Write `piece`; whether the text is now longer than `need` (then the writer stops)."""
+        self.parts.append(piece)
+        self.size += len(piece)
+        return self.size > self.need
+
+    @property
+    def left(self) -> int:
+        return self.need - self.size
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
 
 
 def _object_prefix(value: object, need: int, active: set[int], depth: int) -> str:
@@ -202,25 +215,21 @@ def _object_prefix(value: object, need: int, active: set[int], depth: int) -> st
     if depth <= 0:
         return name + "(...)"
     fields = _instance_fields(value)
-    parts, size = [name, "("], len(name) + 1
+    out = _Written(name + "(", need)
     active.add(id(value))
     try:
         for i, (attr, field) in enumerate(fields):
             if i:
-                parts.append(", ")
-                size += 2
+                out.add(", ")
             if i == MAX_ELEMENTS:
-                parts.append("...")
+                out.add("...")
                 break
-            piece = attr + "=" + _repr_prefix(field, need - size, active, depth - 1)
-            parts.append(piece)
-            size += len(piece)
-            if size > need:
-                return "".join(parts)
+            if out.add(attr + "=" + _repr_prefix(field, out.left, active, depth - 1)):
+                return out.text
     finally:
         active.discard(id(value))
-    parts.append(")")
-    return "".join(parts)
+    out.add(")")
+    return out.text
 
 
 class _Capture(io.TextIOBase):
