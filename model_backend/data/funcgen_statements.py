@@ -142,10 +142,16 @@ class FuncBuilder(LoopStatements):
         self.last = self.declare(r, INT)
         return True
 
-    def s_if(self) -> bool:
+    def if_header(self) -> bool:
+        """`if <condition>:`, where a block may open (two deep at the most); whether it is written."""
         if self.nest >= 2:
             return False
         self.emit(f"if {norm_expr(self.cond())}:")
+        return True
+
+    def s_if(self) -> bool:
+        if not self.if_header():
+            return False
         with self.block():
             self.body(self.rng.randint(1, 2), simple=self.nest >= 2)
         r = self.rng.random()
@@ -160,9 +166,8 @@ class FuncBuilder(LoopStatements):
         return True
 
     def s_return_early(self) -> bool:
-        if self.nest >= 2:
+        if not self.if_header():
             return False
-        self.emit(f"if {norm_expr(self.cond())}:")
         with self.block():
             t = self.return_type_hint or self.rng.choice([INT, STR, BOOL])
             self.stmt(f"return {self.expr(t, 1)}")
@@ -196,14 +201,21 @@ class FuncBuilder(LoopStatements):
             return None
         return rng.choice(opts)
 
+    def risky_binding(self) -> tuple[str, str, str, str] | None:
+        """A risky operation (`risky`: its expression, exception and type) and a fresh name to bind it to."""
+        r = self.risky()
+        if r is None:
+            return None
+        e, exc, t = r
+        return self.fresh(NAMES[t]), e, exc, t
+
     def s_try(self) -> bool:
         if self.nest >= 2:
             return False
-        r = self.risky()
-        if r is None:
+        bound = self.risky_binding()
+        if bound is None:
             return False
-        e, exc, t = r
-        name = self.fresh(NAMES[t])
+        name, e, exc, t = bound
         self.emit("try:")
         with self.block():
             self.stmt(f"{name} = {e}")
@@ -246,11 +258,10 @@ class FuncBuilder(LoopStatements):
         """A risky operation left unguarded: the program may end with that exception (intended)."""
         if not self.allow_raise:
             return False
-        r = self.risky()
-        if r is None:
+        bound = self.risky_binding()
+        if bound is None:
             return False
-        e, exc, t = r
-        name = self.fresh(NAMES[t])
+        name, e, exc, t = bound
         self.stmt(f"{name} = {e}")
         self.prog.expect.add(exc)
         self.raises.add(exc)
