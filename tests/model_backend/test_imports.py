@@ -1,6 +1,7 @@
 """The packages' modules import one another without a cycle: model_backend's, dap_server's, mcp_server's
 and lsp_server's. Read from the source with `ast`: imports at the top and inside functions count; only
-those under `if TYPE_CHECKING:` do not, since they never run."""
+those under `if TYPE_CHECKING:` do not, since they never run. `from a.b import c` imports the module a.b.c
+where there is one (as `import a.b.c` does; a package's __init__ running first is no cycle)."""
 
 from __future__ import annotations
 

@@ -4,18 +4,32 @@ counted on a program traced here."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import pairwise
 from typing import Any
+
+import pytest
 
 from model_backend import trace_format as fmt
 from model_backend.grammar import FrameConstraint, ProgramFacts
 from model_backend.program import Program
 from model_backend.sandbox import run_trace
-from model_backend.state import StackFrame, State
-from tests.support.corpus import corpus
+from model_backend.state import StackFrame, State, TraceEvent
+from tests.support.corpus import corpus, traced
 
 NAMES = [c.name for c in corpus()]
+
+
+def on_every_traced_program(check: Callable[[Program, list[TraceEvent]], int]) -> Callable[[str], None]:
+    """A test that runs `check` (which asserts what a rule says, and counts the places it checked) on the
+    trace of every program of the corpus."""
+
+    @pytest.mark.parametrize("name", NAMES)
+    def test(name: str) -> None:
+        program, result = traced(name)
+        check(program, result.events)
+
+    return test
 FLOW = """\
 def f(xs, d):
     total = 0

@@ -20,6 +20,7 @@ from tests.model_backend.grammar.support import (
     NAMES,
     call_events_after_lines,
     frame_accepted,
+    on_every_traced_program,
     rules_on_a_program_traced_here,
 )
 from tests.support.corpus import traced
@@ -166,10 +167,7 @@ def _calls_checked(program: Program, events: list) -> int:
     return checked
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_every_traced_call_holds_the_values_its_line_binds(name: str) -> None:
-    program, result = traced(name)
-    _calls_checked(program, result.events)
+test_every_traced_call_holds_the_values_its_line_binds = on_every_traced_program(_calls_checked)
 
 
 def test_a_program_traced_here_binds_its_calls() -> None:

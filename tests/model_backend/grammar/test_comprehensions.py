@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import ast
 
-import pytest
-
 from model_backend import trace_format as fmt
 from model_backend.grammar import FrameConstraint, ProgramFacts
 from model_backend.grammar.bindings import value_repr
@@ -14,13 +12,12 @@ from model_backend.program import Program
 from model_backend.sandbox import run_trace
 from model_backend.state import StackFrame, State
 from tests.model_backend.grammar.support import (
-    NAMES,
     call_events_after_lines,
     frame_accepted,
+    on_every_traced_program,
     parsed_expression,
     rules_on_a_program_traced_here,
 )
-from tests.support.corpus import traced
 
 COMPREHENSIONS = """\
 def f(items, tokens, s):
@@ -71,10 +68,7 @@ def _comprehension_starts_checked(program: Program, events: list) -> int:
     return checked
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_every_traced_comprehension_starts_as_its_line_says(name: str) -> None:
-    program, result = traced(name)
-    _comprehension_starts_checked(program, result.events)
+test_every_traced_comprehension_starts_as_its_line_says = on_every_traced_program(_comprehension_starts_checked)
 
 
 def test_a_program_traced_here_starts_its_comprehensions_as_its_lines_say() -> None:

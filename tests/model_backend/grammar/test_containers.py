@@ -26,6 +26,7 @@ from tests.model_backend.grammar.support import (
     frame_accepted,
     line_frame,
     locals_accepted,
+    on_every_traced_program,
     rules_on_a_program_traced_here,
     state_at,
 )
@@ -82,10 +83,7 @@ def _steps_from_inert_lines(program: Program, events: list) -> int:
     return checked
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_every_traced_step_from_an_inert_line_changes_only_what_it_binds(name: str) -> None:
-    program, result = traced(name)
-    _steps_from_inert_lines(program, result.events)
+test_every_traced_step_from_an_inert_line_changes_only_what_it_binds = on_every_traced_program(_steps_from_inert_lines)
 
 
 def test_a_program_traced_here_keeps_the_inert_rule() -> None:
