@@ -12,6 +12,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -293,7 +294,9 @@ class DAPSession:
             self.respond(request.seq, command, success=False,
                          message=f"the debug session has ended; '{command}' is no longer possible")
             return
-        handler = getattr(self, "_on_" + command, None)
+        handler: Callable[[Any], Any] | None = getattr(self, "_on_" + command, None)
+        if command in _STEP_COMMANDS:  # next, stepIn, ...: each a step of its kind (_step)
+            handler = partial(self._step, kind=command)
         if handler is None:
             self.respond(request.seq, command, success=False, message=f"'{command}' is not supported")
             return
@@ -335,10 +338,10 @@ class DAPSession:
     def _in_line(self, line: int) -> int:
         return line if self._lines_from_1() else line + 1
 
-    def _on_launch(self, request: dap.LaunchRequest) -> Any:
-        if self.launched:
-            raise RequestFailed("a program is already launched in this session")
-        raw = request.arguments.model_dump(mode="json", by_alias=True, exclude_none=True)
+    def _launch(self, arguments: BaseModel) -> tuple[Stop, LaunchArguments]:
+        """Launch the program that the launch configuration `arguments` names: the stop at its start, and
+        the configuration read."""
+        raw = arguments.model_dump(mode="json", by_alias=True, exclude_none=True)
         try:
             args = LaunchArguments.model_validate(raw)
         except ValidationError as exc:
@@ -347,6 +350,12 @@ class DAPSession:
         stop = self.core.launch(args.program, args.entry, args.engine, args.model, _worker_url(args), args.cwd,
                                 args.args, args.maxEvents, args.followSteps)
         self.launch_args = args
+        return stop, args
+
+    def _on_launch(self, request: dap.LaunchRequest) -> Any:
+        if self.launched:
+            raise RequestFailed("a program is already launched in this session")
+        stop, args = self._launch(request.arguments)
         self.launched = True
         self._entry_stop = stop
         for out in stop.outputs:
@@ -399,18 +408,7 @@ class DAPSession:
             raise RequestFailed("nothing to restart: launch a program first")
         self.core.interrupt.clear()  # set by triage to stop the run under way; the new run must not stop
         new = request.arguments.arguments if request.arguments is not None else None
-        if new is not None:
-            raw = new.model_dump(mode="json", by_alias=True, exclude_none=True)
-            try:
-                args = LaunchArguments.model_validate(raw)
-            except ValidationError as exc:
-                raise RequestFailed(f"invalid launch configuration: {describe_validation_error(exc, '')}") from None
-            self.core.stepping, self.core.stop_at_exit = args.stepping, args.stopAtExit
-            stop = self.core.launch(args.program, args.entry, args.engine, args.model, _worker_url(args), args.cwd,
-                                    args.args, args.maxEvents, args.followSteps)
-            self.launch_args = args
-        else:
-            stop = self.core.restart()
+        stop = self._launch(new)[0] if new is not None else self.core.restart()
         self.terminated = False
         self._sent_terminated = False
         self.respond(request.seq, request.command)
@@ -507,24 +505,6 @@ class DAPSession:
             stop = Stop("pause", self.core.state, description=f"{kind} failed: {exc}")
         self._report(stop)
         return _NO_RESPONSE
-
-    def _on_next(self, request: dap.NextRequest) -> Any:
-        return self._step(request, "next")
-
-    def _on_stepIn(self, request: dap.StepInRequest) -> Any:
-        return self._step(request, "stepIn")
-
-    def _on_stepOut(self, request: dap.StepOutRequest) -> Any:
-        return self._step(request, "stepOut")
-
-    def _on_continue(self, request: dap.ContinueRequest) -> Any:
-        return self._step(request, "continue")
-
-    def _on_stepBack(self, request: dap.StepBackRequest) -> Any:
-        return self._step(request, "stepBack")
-
-    def _on_reverseContinue(self, request: dap.ReverseContinueRequest) -> Any:
-        return self._step(request, "reverseContinue")
 
     # ---- goto (pdb's jump) ---------------------------------------------------------------------------
     def _on_gotoTargets(self, request: dap.GotoTargetsRequest) -> Any:

@@ -9,28 +9,10 @@ import pytest
 
 from model_backend.engine.follow import DEFAULT_FOLLOW_STEPS
 from tests.support import TESTS
+from tests.support.calls import CALLS
 from tests.support.dap_client import DapClient, Session, TcpServer, stdio_session, tcp_session
 
 pytestmark = pytest.mark.timeout(120)
-
-CALLS = """\
-def square(n):
-    result = n * n
-    return result
-
-
-def total(values):
-    acc = 0
-    for v in values:
-        acc += square(v)
-    return acc
-
-
-data = [1, 2, 3]
-info = {"name": "demo", "sizes": (1, 2)}
-answer = total(data)
-print("answer", answer)
-"""
 
 RAISES = """\
 def check(x):

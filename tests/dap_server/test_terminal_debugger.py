@@ -10,28 +10,13 @@ from pathlib import Path
 import pytest
 
 from dap_server.terminal import run_terminal
+from tests.support.calls import CALLS_PLAIN
 
 pytestmark = pytest.mark.timeout(120)
 
 REPO = Path(__file__).resolve().parents[2]
 
-PROGRAM = """\
-def square(n):
-    result = n * n
-    return result
-
-
-def total(values):
-    acc = 0
-    for v in values:
-        acc += square(v)
-    return acc
-
-
-data = [1, 2, 3]
-answer = total(data)
-print("answer", answer)
-"""
+PROGRAM = CALLS_PLAIN
 
 
 def debug(program: Path, commands: str, entry: str | None = None) -> tuple[int, str]:
