@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from model_backend.data.funcgen_scalars import ScalarExpressions
-from model_backend.data.funcgen_scope import LOOP_NAMES, Var
-from model_backend.data.values import DICT, ELEM, INT, LINT, LSTR, SET, SIZED, STR, TUP
+from model_backend.data.funcgen_scope import LOOP_NAMES
+from model_backend.data.values import DICT, INT, LINT, LSTR, SET, SIZED, STR, TUP
 
 
 class ContainerExpressions(ScalarExpressions):
@@ -17,25 +17,21 @@ class ContainerExpressions(ScalarExpressions):
             src = self.pick((LINT, TUP, SET) if self.chance(0.7) else (STR, LSTR))
             if src is None:
                 return None
-            e = self.fresh_comp(src.type)
-            with self.block([Var(e, ELEM[src.type], char=src.type == STR, assignable=False)]):
+            with self.comp_element(src.type) as e:
                 if src.type in (STR, LSTR):
                     body = rng.choice([f"len({e})", f"ord({e})" if src.type == STR else f"len({e})",
                                        f"{src.name}.count({e})", f"{e}.count({self.lit_str()})"])
                 else:
                     body = self.expr_using(INT, e, sub + 1)
                 cond = f" if ({self.cond_using(e)})" if self.chance(0.3) else ""
-            self.used.discard(e)
             return f"[{body} for {e} in {src.name}{cond}]"
 
         def comp_filter() -> str | None:
             src = self.pick((LINT, TUP))
             if src is None:
                 return None
-            e = self.fresh_comp(LINT)
-            with self.block([Var(e, INT, assignable=False)]):
+            with self.comp_element(LINT) as e:
                 c = self.cond_using(e)
-            self.used.discard(e)
             return f"[{e} for {e} in {src.name} if ({c})]"
 
         def slice_() -> str | None:
@@ -106,13 +102,11 @@ class ContainerExpressions(ScalarExpressions):
             src = self.pick((LSTR, STR))
             if src is None:
                 return None
-            e = self.fresh_comp(src.type)
-            with self.block([Var(e, STR, char=src.type == STR, assignable=False)]):
+            with self.comp_element(src.type) as e:
                 body = rng.choice([e, f"{e}.upper()", f"{e}[::-1]", f"{e} * 2", f"{e}.capitalize()",
                                    f"{e} + {self.lit_str()}", f"{e}[0]" if src.type == STR else f"{e}[:1]",
                                    f"{e}.strip({self.lit_str()})"])
                 cond = f" if ({self.cond_using(e)})" if (body == e or self.chance(0.3)) else ""
-            self.used.discard(e)
             return f"[{body} for {e} in {src.name}{cond}]"
 
         def from_ints() -> str | None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from model_backend.data.funcgen_scope import FuncScope, Var, mentions, norm_expr
-from model_backend.data.values import BOOL, DICT, ELEM, INT, LINT, LSTR, SET, SIZED, STR, TUP
+from model_backend.data.funcgen_scope import FuncScope, mentions, norm_expr
+from model_backend.data.values import BOOL, DICT, INT, LINT, LSTR, SET, SIZED, STR, TUP
 
 
 class ScalarExpressions(FuncScope):
@@ -145,10 +145,8 @@ class ScalarExpressions(FuncScope):
             li = self.pick((LINT, STR, LSTR))
             if li is None:
                 return None
-            e = self.fresh_comp(li.type)
-            with self.block([Var(e, ELEM[li.type], char=li.type == STR, assignable=False)]):
+            with self.comp_element(li.type) as e:
                 c = self.cond_using(e)
-            self.used.discard(e)
             if self.chance(0.5):
                 return f"len([{e} for {e} in {li.name} if ({c})])"
             return f"sum((1 for {e} in {li.name} if ({c})))"
@@ -247,11 +245,9 @@ class ScalarExpressions(FuncScope):
             s = self.pick((STR, LSTR))
             if s is None:
                 return None
-            e = self.fresh_comp(s.type)
-            with self.block([Var(e, STR, char=s.type == STR, assignable=False)]):
+            with self.comp_element(s.type) as e:
                 c = self.cond_using(e)
                 body = self.expr_using(STR, e, sub + 1) if self.chance(0.5) else e
-            self.used.discard(e)
             return f"''.join([{body} for {e} in {s.name} if ({c})])"
 
         def first_char() -> str | None:
@@ -338,10 +334,8 @@ class ScalarExpressions(FuncScope):
             li = self.pick((LINT, STR, LSTR))
             if li is None:
                 return None
-            e = self.fresh_comp(li.type)
-            with self.block([Var(e, ELEM[li.type], char=li.type == STR, assignable=False)]):
+            with self.comp_element(li.type) as e:
                 c = self.cond_using(e)
-            self.used.discard(e)
             return f"{rng.choice(['all', 'any'])}(({c} for {e} in {li.name}))"
 
         def palin() -> str | None:

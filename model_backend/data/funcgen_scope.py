@@ -219,6 +219,15 @@ class FuncScope(ABC):
         pool = LOOP_NAMES["char"] if seq_type == STR else LOOP_NAMES["int" if ELEM.get(seq_type) == INT else "str"]
         return self.fresh(pool)
 
+    @contextmanager
+    def comp_element(self, seq_type: str) -> Iterator[str]:
+        """A fresh comprehension variable over a sequence of `seq_type`: an element of it in scope while
+        the block runs (in a block of its own), its name free again after."""
+        e = self.fresh_comp(seq_type)
+        with self.block([Var(e, ELEM[seq_type], char=seq_type == STR, assignable=False)]):
+            yield e
+        self.used.discard(e)
+
     def declare(self, name: str, t: str, **kw: bool) -> Var:
         var = Var(name, t, **kw)
         self.scopes[-1].append(var)
