@@ -19,8 +19,8 @@ import json
 import re
 from dataclasses import dataclass
 
+import model_backend.grammar.registry as registry
 from model_backend import trace_format as fmt
-from model_backend.grammar import registry
 from model_backend.grammar.automata import (
     Choice,
     JsonString,

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import model_backend.grammar.registry as registry
 from model_backend import trace_format as fmt
-from model_backend.grammar import registry
 from model_backend.grammar.bindings import (
     computed_values,
     imported_values,
