@@ -79,10 +79,12 @@ CASES: dict[str, Case] = {
 
 class ProcessWatch:
     """Every descendant of this process seen while a run goes on (polled from /proc), to check afterwards
-    that none is still alive."""
+    that none is still alive. Descendants already running when the watch starts are not the run's (a
+    server another test left to the end of the session) and are not counted."""
 
     def __init__(self) -> None:
         self.seen: dict[int, str] = {}  # pid -> its start time (field 22 of /proc/PID/stat)
+        self.before: dict[int, str] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
 
@@ -109,10 +111,12 @@ class ProcessWatch:
 
     def _poll(self) -> None:
         while not self._stop.is_set():
-            self.seen.update(self.descendants(os.getpid()))
+            self.seen.update((pid, start) for pid, start in self.descendants(os.getpid()).items()
+                             if self.before.get(pid) != start)
             self._stop.wait(0.01)
 
     def __enter__(self) -> ProcessWatch:
+        self.before = self.descendants(os.getpid())
         self._thread.start()
         return self
 
