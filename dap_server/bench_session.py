@@ -8,7 +8,8 @@
 - **`c` to a breakpoint**: `b LINE` then `c`, where LINE is chosen from the oracle's run so that the
   breakpoint's first hit is at least D single steps (`s`) from the start;
 - **`n`**: then up to N `n` commands from that stop, each from writing the line to the next prompt (p50,
-  p90, max), as long as the oracle's run goes on.
+  p90, max), as long as both the oracle's run and the predicted one go on (a `c` that ends the predicted
+  run times no `n`, and the JSON keeps the end of its output).
 
 The oracle (in its sandbox) chooses the breakpoint's line and gives the stops `n` and `c` should reach,
 so the figures say how often the timed stops were the right ones. The timed session itself uses the
@@ -166,13 +167,19 @@ def bench_session(path: str, entry: str | None = None, *, steps: int = 20, dista
         next_lines: list[int | None] = []
         try:
             seconds, out = term.send("c")
-            figures.update({"continue_s": round(seconds, 2), "continue_stopped_at": stop_line(out)})
-            for expected in plan.next_lines:
+            stopped = stop_line(out)
+            figures.update({"continue_s": round(seconds, 2), "continue_stopped_at": stopped})
+            if stopped is None:  # the predicted run ended (or stopped nowhere): `n` has nothing to time
+                figures["continue_output_tail"] = out[-300:].decode(errors="replace")
+            for expected in plan.next_lines if stopped is not None else []:
                 if expected is None:
                     break
                 seconds, out = term.send("n")
+                line = stop_line(out)
+                if line is None:  # the predicted run ended here
+                    break
                 next_seconds.append(seconds)
-                next_lines.append(stop_line(out))
+                next_lines.append(line)
         except TimeoutError:
             figures["timed_out"] = f"a command took over {timeout:.0f} s (`c`, or `n` number {len(next_seconds) + 1})"
     finally:
