@@ -30,19 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from model_backend.constructs import entry_call
 from model_backend.program import Program
 from model_backend.state import Action
 
 PROMPT = b"(ndb) "
 STOP_LINE = re.compile(rb"^> .*?\((\d+)\)[^\s()]*\(\)", re.MULTILINE)  # > PATH(LINE)FUNC()
-
-
-def entry_of(source: str) -> str | None:
-    """The `# entry: CALL` comment of a benchmark program (within its first 12 lines), if any."""
-    for line in source.splitlines()[:12]:
-        if line.startswith("# entry:"):
-            return line.removeprefix("# entry:").strip()
-    return None
 
 
 @dataclass
@@ -144,7 +137,7 @@ def bench_session(path: str, entry: str | None = None, *, steps: int = 20, dista
                   engine: str = "neural", model: str | None = None, timeout: float = 600.0) -> dict[str, Any]:
     """Time the first prompt, N `n` and a `c` to a far breakpoint in `ndb debug PATH` (see the module)."""
     source = Path(path).read_text(encoding="utf-8")
-    entry = entry or entry_of(source)
+    entry = entry or entry_call(source)
     program = Program(source=source, path=str(path), entry=entry)
     plan = oracle_plan(program, steps, distance)
     argv = [sys.executable, "-m", "dap_server", "debug", str(path), "--engine", engine]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dap_server.bench_session import bench_session, entry_of, oracle_plan, stop_line
+from dap_server.bench_session import bench_session, oracle_plan, stop_line
+from model_backend.constructs import entry_call
 from model_backend.program import Program
 
 PROGRAM = '''"""Sums of squares."""
@@ -24,9 +25,9 @@ def main(n):
 '''
 
 
-def test_entry_of_reads_the_entry_comment() -> None:
-    assert entry_of(PROGRAM) == "main(4)"
-    assert entry_of("x = 1\n") is None
+def test_the_entry_comment_gives_the_call() -> None:
+    assert entry_call(PROGRAM) == "main(4)"
+    assert entry_call("x = 1\n") is None
 
 
 def test_stop_line_reads_the_last_stop_printed() -> None:
