@@ -438,6 +438,46 @@ def _random_args(values: Values, plan: list[tuple[str, str]], sort_lists: bool) 
     return ", ".join(literal_text(produced[name]) for name, _ in plan)
 
 
+def module_programs(resolver: _Resolver, mod: _Module, label: str, rng: random.Random, *, n_random: int,
+                    max_doctests: int, max_lines: int, sort_lists: bool, origin: str, limit: int | None = None,
+                    skip_names: frozenset[str] = frozenset({"print", "input", "open", "eval", "exec"}),
+                    ) -> list[Program]:
+    """Standalone scripts for the public functions of one module (the first `limit` taken, if given),
+    each called by its doctest examples (up to `max_doctests`) and `n_random` random inputs; paths
+    `<label.function>`. A function is left out where it is a generator, its parameters cannot be typed,
+    it names one of `skip_names`, or it cannot stand alone in `max_lines` lines."""
+    out: list[Program] = []
+    taken = 0
+    for name, node in mod.defs.items():
+        if limit is not None and taken >= limit:
+            break
+        if not isinstance(node, ast.FunctionDef) or name.startswith("_"):
+            continue
+        if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(node)):
+            continue
+        plan = _param_plan(node)
+        if not plan or _uses(node, set(skip_names)):
+            continue
+        script = resolver.standalone(mod, name)
+        if script is None or len(script.splitlines()) > max_lines:
+            continue
+        try:
+            compile(script, f"<{label}>", "exec")
+        except SyntaxError:
+            continue
+        taken += 1
+        entries = _doctest_entries(node)[:max_doctests]
+        values = Values(rng)
+        sorted_inputs = sort_lists or "sorted" in (ast.get_docstring(node) or "").lower()
+        for _ in range(n_random):
+            entry = f"{name}({_random_args(values, plan, sorted_inputs)})"
+            if entry not in entries:
+                entries.append(entry)
+        for entry in entries:
+            out.append(GenProgram(source=script, path=f"<{label}.{name}>", entry=entry, origin=origin))
+    return out
+
+
 def algorithms_programs(seed: int, n_random: int = 3, max_doctests: int = 3, max_lines: int = 60) -> list[Program]:
     """Standalone scripts for the `algorithms` package's public functions, each with its doctest calls
     (up to `max_doctests`) and `n_random` random inputs. Paths are `<algorithms:module.function>`."""
@@ -453,32 +493,7 @@ def algorithms_programs(seed: int, n_random: int = 3, max_doctests: int = 3, max
         mod = resolver.module(dotted)
         if mod is None:
             continue
-        for name, node in mod.defs.items():
-            if not isinstance(node, ast.FunctionDef) or name.startswith("_"):
-                continue
-            if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(node)):
-                continue
-            plan = _param_plan(node)
-            if plan is None or not plan:
-                continue
-            if _uses(node, {"print", "input", "open", "eval", "exec"}):
-                continue
-            script = resolver.standalone(mod, name)
-            if script is None or len(script.splitlines()) > max_lines:
-                continue
-            try:
-                compile(script, "<algorithms>", "exec")
-            except SyntaxError:
-                continue
-            entries = _doctest_entries(node)[:max_doctests]
-            values = Values(rng)
-            sort_lists = "search" in dotted or "sorted" in (ast.get_docstring(node) or "").lower()
-            for _ in range(n_random):
-                entry = f"{name}({_random_args(values, plan, sort_lists)})"
-                if entry not in entries:
-                    entries.append(entry)
-            short = ".".join(rel.parts)
-            for entry in entries:
-                out.append(GenProgram(source=script, path=f"<algorithms:{short}.{name}>", entry=entry,
-                                      origin="algorithms"))
+        out += module_programs(resolver, mod, "algorithms:" + ".".join(rel.parts), rng, n_random=n_random,
+                               max_doctests=max_doctests, max_lines=max_lines, sort_lists="search" in dotted,
+                               origin="algorithms")
     return out

@@ -11,14 +11,11 @@ module constants and the standard library's idioms, which generated programs lac
 
 from __future__ import annotations
 
-import ast
 import random
 import sysconfig
 from pathlib import Path
 
-from model_backend.data.funcgen import GenProgram
-from model_backend.data.real_code import _doctest_entries, _param_plan, _random_args, _Resolver, _uses
-from model_backend.data.values import Values
+from model_backend.data.real_code import _Resolver, module_programs
 from model_backend.program import Program
 
 # Pure-Python modules whose functions compute on strings, numbers and lists.
@@ -30,6 +27,7 @@ MODULES = (
     "functools", "copy", "stringprep", "_strptime", "netrc", "mimetypes", "glob",
 )
 PER_MODULE = 12  # functions taken from one module at the most (operator alone has over a hundred)
+SKIP_NAMES = frozenset({"print", "input", "open", "eval", "exec", "compile"})  # builtins a taken function never names
 PACKAGE = "stdlib"  # the resolver's name for the root folder: `stdlib.textwrap` is Lib/textwrap.py
 
 
@@ -48,33 +46,8 @@ def stdlib_programs(seed: int, n_random: int = 3, max_doctests: int = 3, max_lin
     out: list[Program] = []
     for module in modules:
         mod = resolver.module(f"{PACKAGE}.{module}")
-        if mod is None:
-            continue
-        taken = 0
-        for name, node in mod.defs.items():
-            if taken >= per_module:
-                break
-            if not isinstance(node, ast.FunctionDef) or name.startswith("_"):
-                continue
-            if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(node)):
-                continue
-            plan = _param_plan(node)
-            if not plan or _uses(node, {"print", "input", "open", "eval", "exec", "compile"}):
-                continue
-            script = resolver.standalone(mod, name)
-            if script is None or len(script.splitlines()) > max_lines:
-                continue
-            try:
-                compile(script, f"<stdlib:{module}>", "exec")
-            except SyntaxError:
-                continue
-            taken += 1
-            entries = _doctest_entries(node)[:max_doctests]
-            values = Values(rng)
-            for _ in range(n_random):
-                entry = f"{name}({_random_args(values, plan, sort_lists=module == 'bisect')})"
-                if entry not in entries:
-                    entries.append(entry)
-            for entry in entries:
-                out.append(GenProgram(source=script, path=f"<stdlib:{module}.{name}>", entry=entry, origin="stdlib"))
+        if mod is not None:
+            out += module_programs(resolver, mod, f"stdlib:{module}", rng, n_random=n_random,
+                                   max_doctests=max_doctests, max_lines=max_lines, sort_lists=module == "bisect",
+                                   origin="stdlib", limit=per_module, skip_names=SKIP_NAMES)
     return out
