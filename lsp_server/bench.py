@@ -2,7 +2,7 @@
 
 1. Code lens latency: a 10-line function's example opened in a new document, with the model already
    loaded (a first document warms it up), timed from didOpen until textDocument/codeLens reads
-   "predicted: ..." (the debounce included; the client polls every 50 ms). The model predicts the run one
+   "predicted: ..." (an opened document is not debounced; the client polls every 50 ms). The model predicts the run one
    step at a time, so the figure grows with the steps of the run (`predicted_steps`).
 2. Keystrokes while a prediction runs: each one a didChange and a hover request right after it, timed
    from the edit to the hover's answer; first in another document while the prediction runs (how many

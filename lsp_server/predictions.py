@@ -15,8 +15,8 @@ gives one per local, `State.confidence`; it gives none for the return value itse
 handlers never wait on it, they read `Predictor.get` (what is cached) and are told of updates through
 `on_update`. A document edit calls `Predictor.schedule` with the new source: the jobs of older sources
 of that document are cancelled (checked between predicted steps), and the new ones start after the
-debounce delay if no further edit came. Nothing of the user's code runs: the engine is the neural one
-(in process, or a model worker's session).
+debounce delay if no further edit came (a document just opened starts at once). Nothing of the user's
+code runs: the engine is the neural one (in process, or a model worker's session).
 """
 
 from __future__ import annotations
@@ -132,9 +132,11 @@ class Predictor:
         with self._lock:
             return self._cache.get((digest, call))
 
-    def schedule(self, uri: str, digest: str, source: str, calls: list[str], path: str) -> None:
-        """The document `uri` now holds `source`: cancel the jobs of its older sources, and after the
-        debounce delay queue a prediction of each call not cached yet."""
+    def schedule(self, uri: str, digest: str, source: str, calls: list[str], path: str,
+                 debounce: bool = True) -> None:
+        """The document `uri` now holds `source`: cancel the jobs of its older sources, and queue a
+        prediction of each call not cached yet: after the debounce delay if no further edit came (an
+        edit), or at once (`debounce` False: a document opened, an example set, where no keystroke follows)."""
         with self._lock:
             self._latest[uri] = digest
             for job in self._jobs.get(uri, []):
@@ -143,6 +145,9 @@ class Predictor:
             timer = self._timers.pop(uri, None)
         if timer is not None:
             timer.cancel()
+        if not debounce:
+            self._enqueue(uri, digest, source, calls, path)
+            return
         timer = threading.Timer(self.debounce, self._enqueue, (uri, digest, source, calls, path))
         timer.daemon = True
         with self._lock:

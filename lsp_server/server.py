@@ -83,13 +83,14 @@ class NeuralLanguageServer(LanguageServer):
             return None
         return source, self.functions(uri, source), self.predictions(uri, source)
 
-    def schedule(self, uri: str) -> None:
+    def schedule(self, uri: str, debounce: bool = True) -> None:
+        """Predict the document's example calls: after the debounce delay for an edit, at once otherwise."""
         source = self.source(uri)
         if source is None:
             return
         calls = [f.call for f in self.functions(uri, source) if f.call]
         path = unquote(urlparse(uri).path) or uri
-        self.predictor.schedule(uri, examples.source_hash(source), source, calls, path)
+        self.predictor.schedule(uri, examples.source_hash(source), source, calls, path, debounce)
 
     # ---- from the predictor's thread ------------------------------------------------------------
     def _predicted(self, uri: str) -> None:
@@ -124,7 +125,7 @@ def build_server(settings: Settings) -> NeuralLanguageServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: NeuralLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri)
+        ls.schedule(params.text_document.uri, debounce=False)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: NeuralLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -186,7 +187,7 @@ def build_server(settings: Settings) -> NeuralLanguageServer:
         if name is None:
             return {"ok": False, "error": f"not a call of a function: {call!r}"}
         ls.launch_entries.setdefault(uri, {})[name] = call.strip()
-        ls.schedule(uri)
+        ls.schedule(uri, debounce=False)
         return {"ok": True, "function": name}
 
     @server.command("ndb.prediction")

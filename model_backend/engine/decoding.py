@@ -15,7 +15,7 @@ import math
 import os
 import zlib
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import torch
@@ -65,6 +65,20 @@ class Vocabulary:
     special_ids: dict[str, int]
     token_bytes: list[bytes | None]  # None for special tokens
     encode: Callable[[str], list[int]]
+    # (id, byte) of the one-byte tokens, and the ids of the tokens by their first byte (FrameDecoder.only_choice)
+    single_bytes: tuple[tuple[int, bytes], ...] = field(init=False)
+    by_first_byte: dict[int, tuple[int, ...]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        by_first: dict[int, list[int]] = {}
+        single: list[tuple[int, bytes]] = []
+        for token_id, data in enumerate(self.token_bytes):
+            if data:
+                by_first.setdefault(data[0], []).append(token_id)
+                if len(data) == 1:
+                    single.append((token_id, data))
+        object.__setattr__(self, "single_bytes", tuple(single))
+        object.__setattr__(self, "by_first_byte", {b: tuple(ids) for b, ids in by_first.items()})
 
     @property
     def special_by_id(self) -> dict[int, str]:
@@ -120,10 +134,54 @@ class FrameDecoder:
         self.token_ids: list[int] = []  # after `<|frame_sep|>`, forced ones included
         self.branch_points: list[BranchPoint] = []  # recorded when `record_branches` is set
         self.record_branches = False
+        self._only_at = -1  # the position `_only` was found for
+        self._only: int | None = None  # `_only_choice` there
 
     @property
     def done(self) -> bool:
         return self.constraint.done
+
+    def wants_logits(self) -> bool:
+        """Whether the next step needs the model's logits: a choice, not forced text, not a token the
+        grammar leaves alone (greedy decoding), not the end."""
+        return not self.done and self.constraint.forced_text() is None and self._only_choice() is None
+
+    def only_choice(self) -> int | None:
+        """The token the grammar allows here when it allows exactly one (None: two or more, or none).
+
+        Text a slot accepts is accepted byte by byte, so a token is allowed only if its first byte is:
+        the one-byte tokens are tried first, and the longer tokens only behind the one byte allowed."""
+        specials = self._allowed_special_ids()
+        if len(specials) > 1:
+            return None
+        allowed: list[bytes] = []
+        for _, data in self.vocab.single_bytes:
+            if self.constraint.accepts_text(data):
+                allowed.append(data)
+                if len(allowed) + len(specials) > 1:
+                    return None
+        if specials:
+            return next(iter(specials)) if not allowed else None
+        if not allowed:
+            return None
+        table = self.vocab.token_bytes
+        found: int | None = None
+        for token_id in self.vocab.by_first_byte.get(allowed[0][0], ()):
+            text = table[token_id]
+            if text is not None and self.constraint.accepts_text(text):
+                if found is not None:
+                    return None
+                found = token_id
+        return found
+
+    def _only_choice(self) -> int | None:
+        """`only_choice` once per position, and only where a greedy choice is due (a sampled one draws
+        as it always did, so that a sample's draws do not depend on this)."""
+        position = len(self.token_ids)
+        if self._only_at != position:
+            self._only_at = position
+            self._only = None if self.sample else self.only_choice()
+        return self._only
 
     def take_forced(self) -> list[int] | None:
         """The token ids of text the constraint forces here (now taken), or None when a choice is due."""
@@ -185,6 +243,10 @@ class FrameDecoder:
         forced = self.take_forced()
         if forced is not None:
             return forced
+        only = self._only_choice()
+        if only is not None:  # certain under the grammar: no logits needed, log-probability 0
+            self.take(only, 0.0)
+            return [only]
         if logits is None:
             raise EngineError("no logits to choose the next token from")
         return [self.choose(logits)]
@@ -205,6 +267,7 @@ class FrameDecoder:
         self.scores = dict(scores)
         self.total = total
         self.token_ids = list(token_ids)
+        self._only_at = -1
         if self.generator is not None and isinstance(rng, torch.Tensor):
             self.generator.set_state(rng)
 

@@ -212,6 +212,10 @@ class NeuralEngine(FrameEngine):
         return self.context_ids
 
     def _context_len(self) -> int:
+        return len(self.context_ids)
+
+    def _cached(self) -> int:
+        """Tokens of the context already in the KV cache (the rest wait for the next forward pass)."""
         return self.cache.get_seq_length() if self.cache is not None else 0
 
     def _new_context(self) -> None:
@@ -221,6 +225,8 @@ class NeuralEngine(FrameEngine):
 
     def _crop(self, length: int) -> None:
         assert self.cache is not None
+        if length >= len(self.context_ids):
+            return
         surplus = self.cache.get_seq_length() - length
         if surplus > 0:
             self.cache.crop(-surplus)  # transformers 5 crops by a negative count of tokens to drop
@@ -235,12 +241,34 @@ class NeuralEngine(FrameEngine):
         return out.logits[0, -1].float()
 
     def _feed_steps(self, ids: list[int]) -> Feed[None]:
+        """Add `ids` to the context. They reach the KV cache with the next forward pass, when logits are
+        wanted (`_logits_steps`): an action's tokens, `<|frame_sep|>` and a frame's last token need no
+        logits of their own, so they ride with the pass of the next choice instead of costing one each."""
         if ids:
             self.context_ids.extend(ids)
-            self.last_logits = yield ids
+            self.last_logits = None
+        yield from ()
+
+    def _logits_steps(self) -> Feed[torch.Tensor]:
+        """The logits after the whole context: what the cache lacks goes through one forward pass (the
+        last token again when the context was cut back to a point whose logits are gone)."""
+        if self.last_logits is None:
+            cached = self._cached()
+            if cached == len(self.context_ids):
+                if not cached:
+                    raise EngineError("no context to predict from")
+                cached -= 1
+                assert self.cache is not None
+                self.cache.crop(-1)
+            self.last_logits = yield self.context_ids[cached:]
+        return self.last_logits
+
+    def logits(self) -> torch.Tensor:
+        """The next-token logits after the context (for checks and tests)."""
+        return self.run(self._logits_steps())
 
     def _feed(self, ids: list[int]) -> None:
-        """Feed `ids` now (the caller holds the model lock and inference mode)."""
+        """Add `ids` to the context (the caller holds the model lock and inference mode)."""
         self._drive(self._feed_steps(ids))
 
     def _rebase(self, state: State, inverse: bool) -> None:
@@ -274,8 +302,12 @@ class NeuralEngine(FrameEngine):
     def _finish_frame_steps(self, decoder: FrameDecoder, bound: float | None = None) -> Feed[Generated | None]:
         """Decode until the frame's stop token (None if it runs past MAX_FRAME_TOKENS, or once its total
         log-probability falls below `bound`: it only falls as tokens are added, so such a branch cannot
-        win, and a branch that rambles costs little)."""
+        win, and a branch that rambles costs little). A forward pass runs only where the decoder has a
+        choice to make (`FrameDecoder.wants_logits`): forced text and tokens the grammar leaves alone
+        join the context and ride with the next pass."""
         while len(decoder.token_ids) < MAX_FRAME_TOKENS:
+            if decoder.wants_logits():
+                yield from self._logits_steps()
             try:
                 ids = decoder.next_tokens(self.last_logits, bound)
             except EngineError:  # pruned, or the grammar left no token (a rule's dead end): this frame fails

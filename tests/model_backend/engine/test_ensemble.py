@@ -64,7 +64,7 @@ def test_engine_steps_on_an_ensemble_and_its_caches_match_a_fresh_encode(ensembl
     assert len(context) == engine._context_len()
     with torch.inference_mode():
         fresh = ensemble.model(input_ids=torch.tensor([context]), past_key_values=ensemble.new_cache()).logits[0, -1]
-    assert engine.last_logits is not None and torch.allclose(fresh, engine.last_logits, atol=1e-4)
+    assert torch.allclose(fresh, engine.logits(), atol=1e-4)
 
 
 def test_worker_batched_pass_matches_the_ensemble(ensemble: LoadedModel) -> None:

@@ -9,7 +9,7 @@ import torch
 
 from model_backend import trace_format as fmt
 from model_backend.engine.base import EngineError
-from model_backend.engine.decoding import SEARCH_BRANCHES, SEARCH_ENV
+from model_backend.engine.decoding import SEARCH_BRANCHES, SEARCH_ENV, FrameDecoder
 from model_backend.engine.initial import initial_state
 from model_backend.engine.neural import LoadedModel, NeuralEngine
 from model_backend.mdp import TraceMDP
@@ -58,8 +58,8 @@ def test_kv_cache_reuse_matches_a_fresh_encode(trained_model: LoadedModel) -> No
     assert len(context) == engine._context_len()
     with torch.inference_mode():
         fresh = trained_model.model(input_ids=torch.tensor([context])).logits[0, -1]
-        cached = engine.last_logits
-    assert cached is not None and torch.allclose(fresh, cached, atol=1e-4)
+    cached = engine.logits()
+    assert torch.allclose(fresh, cached, atol=1e-4)
     # The next prediction from the cache equals the one from a new engine fed the same tokens.
     after_cache = engine.step(Action(kind="step_over"))
     other = NeuralEngine(trained_model)
@@ -96,7 +96,7 @@ def test_search_keeps_the_likeliest_of_greedy_and_its_branches_and_leaves_that_f
                 frame_ids = engine.context_ids[mark:]
                 fresh = trained_model.model(input_ids=torch.tensor([engine.context_ids])).logits[0, -1]
             assert frames[branches] is not None
-            assert torch.allclose(fresh, engine.last_logits, atol=1e-4)  # the cache is the context
+            assert torch.allclose(fresh, engine.logits(), atol=1e-4)  # the cache is the context
             assert trained_model.tokenizer.decode(frame_ids) == frames[branches].text
         gains.append(frames[3].total_logprob - frames[0].total_logprob)
     assert min(gains) >= 0
@@ -132,6 +132,63 @@ def test_pruning_branches_that_cannot_win_changes_no_frame(trained_model: Loaded
     unpruned, unpruned_tokens = run()
     assert pruned == unpruned
     assert pruned_tokens < unpruned_tokens
+
+
+@pytest.mark.parametrize("name", ["nested_calls", "class_basic", "early_return"])
+def test_only_choice_is_the_one_token_a_scan_of_the_whole_vocabulary_allows(trained_model: LoadedModel,
+                                                                             name: str) -> None:
+    """`FrameDecoder.only_choice` tries the one-byte tokens and the tokens behind the one byte allowed;
+    at every choice of a run it names the token that a scan of every token finds alone, or None."""
+    checked, single = 0, 0
+    scan = FrameDecoder.next_tokens
+
+    def checking(self: FrameDecoder, logits: torch.Tensor | None, bound: float | None = None) -> list[int] | None:
+        nonlocal checked, single
+        if not self.done and self.constraint.forced_text() is None:
+            allowed = [t for t in range(len(self.vocab.token_bytes)) if self.allows(t)]
+            assert self.only_choice() == (allowed[0] if len(allowed) == 1 else None)
+            checked, single = checked + 1, single + (len(allowed) == 1)
+        return scan(self, logits, bound)
+
+    program, _ = traced(name)
+    engine = NeuralEngine(trained_model)
+    engine.start(program)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(FrameDecoder, "next_tokens", checking)
+        for kind in ("step_into",) * 6 + ("inv_step_over", "step_over", "step_return"):
+            engine.step(Action(kind=kind))  # type: ignore[arg-type]
+    assert checked >= 10 and 0 < single < checked
+
+
+def test_a_greedy_step_runs_the_model_only_where_it_has_a_choice(trained_model: LoadedModel) -> None:
+    """Tokens the grammar leaves alone are taken without the model, and tokens that need no logits
+    ride with the next forward pass: the same states as a decoder that asks the model for every
+    token and feeds every token at once, in fewer passes."""
+    def run(lean: bool) -> tuple[list[object], int]:
+        states, passes = [], 0
+        for name in ("nested_calls", "early_return", "class_basic"):
+            engine = NeuralEngine(trained_model)
+            forward = engine._forward
+
+            def counting(ids: list[int], forward=forward) -> torch.Tensor:  # type: ignore[no-untyped-def]
+                nonlocal passes
+                passes += 1
+                return forward(ids)
+            engine._forward = counting  # type: ignore[method-assign]
+            engine.start(traced(name)[0])
+            with pytest.MonkeyPatch.context() as patch:
+                if not lean:
+                    patch.setattr(FrameDecoder, "only_choice", lambda self: None)
+                    patch.setattr(FrameDecoder, "wants_logits", lambda self: not self.done)
+                for kind in ("step_into", "step_over", "step_over", "step_into", "inv_step_over"):
+                    state = engine.step(Action(kind=kind))  # type: ignore[arg-type]
+                    states.append(state.model_copy(update={"confidence": None}))
+        return states, passes
+
+    lean_states, lean_passes = run(lean=True)
+    full_states, full_passes = run(lean=False)
+    assert lean_states == full_states
+    assert lean_passes < 0.75 * full_passes
 
 
 @pytest.mark.parametrize(("value", "branches"), [(None, SEARCH_BRANCHES), ("0", 0), ("7", 7), ("-1", SEARCH_BRANCHES),
