@@ -1,27 +1,28 @@
 """Bank accounts with overdraft rules, interest and transfers that roll back on failure."""
 # entry: run_month([["deposit", "alice", 500], ["withdraw", "bob", 80], ["transfer", "alice", "bob", 700], ["transfer", "alice", "bob", 200], ["withdraw", "carol", 10], ["interest"]])
 
+from dataclasses import dataclass, field
+
 
 class BankError(Exception):
     pass
 
 
 class InsufficientFunds(BankError):
-    def __init__(self, owner, needed):
-        super().__init__(f"{owner} is short by {needed}")
-        self.owner = owner
-        self.needed = needed
+    def __init__(self, account, amount):
+        self.shortfall = amount - account.available()
+        super().__init__(f"{account.owner} is short by {self.shortfall}")
 
 
 class UnknownAccount(BankError):
     pass
 
 
+@dataclass(repr=False)
 class Account:
-    def __init__(self, owner, balance=0):
-        self.owner = owner
-        self._balance = balance
-        self.history = []
+    owner: str
+    _balance: float = 0
+    history: list = field(default_factory=list)
 
     @property
     def balance(self):
@@ -37,7 +38,7 @@ class Account:
 
     def withdraw(self, amount):
         if amount > self.available():
-            raise InsufficientFunds(self.owner, amount - self.available())
+            raise InsufficientFunds(self, amount)
         self.balance = self.balance - amount
 
     def available(self):
@@ -47,10 +48,9 @@ class Account:
         return f"{type(self).__name__}({self.owner!r}, {self.balance})"
 
 
+@dataclass(repr=False)
 class CheckingAccount(Account):
-    def __init__(self, owner, balance=0, overdraft=100):
-        super().__init__(owner, balance)
-        self.overdraft = overdraft
+    overdraft: int = 100
 
     def available(self):
         return self.balance + self.overdraft

@@ -3,18 +3,13 @@
 # kind: simulation
 
 import heapq
-from collections import deque
+from collections import deque, namedtuple
 from dataclasses import dataclass, field
 
 ARRIVAL, DEPARTURE = "arrival", "departure"
 
-
-@dataclass(order=True)
-class Event:
-    time: int
-    seq: int
-    kind: str = field(compare=False)
-    patient: int = field(compare=False)
+# Heap entries order by time, then by seq (unique), so kind and patient are never compared.
+Event = namedtuple("Event", "time seq kind patient")
 
 
 @dataclass

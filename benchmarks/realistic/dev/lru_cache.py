@@ -2,14 +2,15 @@
 # entry: simulate_lookups(["a", "b", "a", "c", "d", "b", "e", "a", "c", "a"], 3)
 
 from collections import OrderedDict
+from dataclasses import dataclass, field
 
 
+@dataclass
 class LRUCache:
-    def __init__(self, capacity):
-        self.capacity = capacity
-        self.entries = OrderedDict()
-        self.hits = 0
-        self.misses = 0
+    capacity: int
+    entries: OrderedDict = field(default_factory=OrderedDict)
+    hits: int = 0
+    misses: int = 0
 
     def get(self, key):
         if key not in self.entries:

@@ -13,9 +13,15 @@ class TransientError(ServiceError):
 
 
 class GiveUp(ServiceError):
-    def __init__(self, name, attempts):
-        super().__init__(f"{name} failed after {attempts} attempts")
-        self.attempts = attempts
+    """Raised as GiveUp(name, attempts) once a call has used up its attempts."""
+
+    @property
+    def attempts(self):
+        return self.args[1]
+
+    def __str__(self):
+        name, attempts = self.args
+        return f"{name} failed after {attempts} attempts"
 
 
 def retry(max_attempts, delays):

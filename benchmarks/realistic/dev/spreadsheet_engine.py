@@ -9,6 +9,7 @@ from collections import OrderedDict
 CELL_RE = re.compile(r"^([A-Z])([1-9][0-9]?)$")
 TOKEN_RE = re.compile(r"\s*(?:([A-Z][0-9]+:[A-Z][0-9]+)|([A-Z][0-9]+)|(\d+(?:\.\d+)?)|([A-Z]+)\(|(.))")
 FUNCTIONS = {"SUM": sum, "AVG": lambda xs: sum(xs) / len(xs), "MAX": max, "MIN": min}
+END = ("end", None)
 
 
 class SheetError(Exception):
@@ -54,33 +55,30 @@ def tokenize(formula):
 class FormulaParser:
     """expr := term (('+'|'-') term)*; term := factor (('*'|'/') factor)*; factor := num | ref | func | '(' expr ')'"""
 
-    def __init__(self, tokens):
-        self.tokens = tokens
-        self.pos = 0
-
-    def peek(self):
-        return self.tokens[self.pos] if self.pos < len(self.tokens) else ("end", None)
+    def __init__(self, formula):
+        self.stream = iter(tokenize(formula))
+        self.current = next(self.stream, END)
 
     def take(self):
-        token = self.peek()
-        self.pos += 1
+        """The current token; the next one (END past the last) becomes current."""
+        token, self.current = self.current, next(self.stream, END)
         return token
 
     def parse(self):
         tree = self.expr()
-        if self.peek()[0] != "end":
-            raise FormulaError(f"unexpected {self.peek()[1]!r}")
+        if self.current != END:
+            raise FormulaError(f"unexpected {self.current[1]!r}")
         return tree
 
     def expr(self):
         node = self.term()
-        while self.peek() in (("op", "+"), ("op", "-")):
+        while self.current in (("op", "+"), ("op", "-")):
             node = (self.take()[1], node, self.term())
         return node
 
     def term(self):
         node = self.factor()
-        while self.peek() in (("op", "*"), ("op", "/")):
+        while self.current in (("op", "*"), ("op", "/")):
             node = (self.take()[1], node, self.factor())
         return node
 
@@ -125,7 +123,7 @@ class Sheet:
 
     def compile(self, name, text):
         if text.startswith("="):
-            self.trees[name] = FormulaParser(tokenize(text[1:])).parse()
+            self.trees[name] = FormulaParser(text[1:]).parse()
         else:
             self.trees[name] = ("num", float(text)) if re.fullmatch(r"-?\d+(\.\d+)?", text) else ("text", text)
 

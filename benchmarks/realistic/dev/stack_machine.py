@@ -2,6 +2,8 @@
 # entry: run_program(["    push 3", "    call fact", "    print", "    push 6", "    call countdown", "    halt", "fact:", "    dup", "    push 1", "    gt", "    jz fact_base", "    dup", "    push 1", "    sub", "    call fact", "    mul", "    ret", "fact_base:", "    ret", "countdown:", "    dup", "    jz done", "    push 3", "    sub", "    dup", "    print", "    jmp countdown", "done:", "    pop", "    ret"])
 # kind: interpreter, parser
 
+from dataclasses import dataclass
+
 MAX_STEPS = 500
 BINARY = {
     "add": lambda a, b: a + b,
@@ -18,15 +20,13 @@ class AssemblyError(Exception):
 
 
 class MachineError(Exception):
-    def __init__(self, pc, message):
-        super().__init__(f"pc={pc}: {message}")
-        self.pc = pc
+    pass
 
 
+@dataclass
 class Instruction:
-    def __init__(self, op, arg=None):
-        self.op = op
-        self.arg = arg
+    op: str
+    arg: int | None = None
 
     def __repr__(self):
         return self.op if self.arg is None else f"{self.op} {self.arg}"
@@ -80,9 +80,13 @@ class Machine:
         self.steps = 0
         self.deepest = 0
 
+    def fault(self, message, pc=None):
+        """A MachineError naming the failing instruction's address (by default the current one)."""
+        return MachineError(f"pc={self.pc if pc is None else pc}: {message}")
+
     def pop(self):
         if not self.stack:
-            raise MachineError(self.pc, "stack underflow")
+            raise self.fault("stack underflow")
         return self.stack.pop()
 
     def step(self):
@@ -110,7 +114,7 @@ class Machine:
             self.pc = arg
         elif op == "ret":
             if not self.calls:
-                raise MachineError(self.pc, "return outside a call")
+                raise self.fault("return outside a call")
             self.pc = self.calls.pop()
         elif op == "print":
             self.output.append(self.stack[-1])
@@ -118,7 +122,7 @@ class Machine:
         elif op == "halt":
             return False
         else:
-            raise MachineError(self.pc - 1, f"unknown instruction {op}")
+            raise self.fault(f"unknown instruction {op}", self.pc - 1)
         return True
 
     def run(self):
@@ -127,7 +131,7 @@ class Machine:
             if not self.step():
                 break
         else:
-            raise MachineError(self.pc, "step limit reached")
+            raise self.fault("step limit reached")
         return self.output
 
 
