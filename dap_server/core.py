@@ -114,6 +114,50 @@ def default_engine_factory(name: str, model: str | None, worker: str | None) -> 
     return launch_engine(name, model=model, worker=worker)
 
 
+class _Loading:
+    """A model engine made and started on a thread of its own (loading a model takes seconds)."""
+
+    def __init__(self, make: Callable[[], Engine], program: Program) -> None:
+        self._make, self._program = make, program
+        self._engine: Engine | None = None
+        self._state: State | None = None
+        self._error: str | None = None
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="ndb-engine-start", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            engine = self._make()
+            self._engine = engine
+            self._state = engine.start(self._program)
+        except CoreError as exc:
+            self._error = str(exc)
+        except Exception as exc:  # noqa: BLE001 - reported by the first command that needs the engine
+            self._error = f"could not start the program: {exc}"
+        if self._closed and self._engine is not None:
+            with contextlib.suppress(Exception):
+                self._engine.close()
+
+    def result(self, name: str) -> tuple[Engine, State]:
+        """The engine and its first state, once loaded (CoreError if it could not load or start)."""
+        self._thread.join()
+        if self._error is not None or self._engine is None or self._state is None:
+            if self._engine is not None:
+                with contextlib.suppress(Exception):
+                    self._engine.close()
+            error = self._error or "it did not start"
+            raise CoreError(error if error.startswith("cannot start") else f"the {name} engine {error}")
+        return self._engine, self._state
+
+    def close(self) -> None:
+        """Close the engine once it is made (the thread is not waited for)."""
+        self._closed = True
+        if not self._thread.is_alive() and self._engine is not None:
+            with contextlib.suppress(Exception):
+                self._engine.close()
+
+
 def _key(state: State) -> tuple[Any, ...]:
     return (
         state.event, state.line, state.function, state.depth, state.index, state.value, state.exit,
@@ -186,7 +230,8 @@ class DebugCore:
         # A forward command that runs off the end pauses at the program's last state instead (its final
         # values, the entry's return value), so that it can be stepped back from; the next one exits.
         self.stop_at_exit = False
-        self.engine: Engine | None = None
+        self._engine: Engine | None = None
+        self._loading: _Loading | None = None  # a model engine loading and starting in the background
         self.engine_name = ""
         self.program: Program | None = None
         self.breakpoints = BreakpointTable()
@@ -220,6 +265,26 @@ class DebugCore:
             loaded = Program.load(path, entry, argv)
         except ProgramError as exc:
             raise CoreError(str(exc)) from None
+        self.close()
+        self.engine_name, self.program = engine, loaded
+        self.breakpoints.set_source(loaded.source, loaded.path)
+        if engine != "oracle":
+            # The first state of a model engine comes from the program's text (engine/initial.py): show it
+            # at once and load the model meanwhile; the first command that needs the engine waits for it.
+            from model_backend.engine.initial import initial_state
+
+            try:
+                first = initial_state(loaded)
+            except Exception as exc:  # an entry whose arguments are not literals, ...
+                raise CoreError(f"the {engine} engine could not start the program: {exc}") from None
+            self._loading = _Loading(lambda: self._new_engine(engine, model, worker, max_events, follow_steps),
+                                     loaded)
+            return self._started(first)
+        self._engine = self._new_engine(engine, model, worker, max_events, follow_steps)
+        return self._start()
+
+    def _new_engine(self, engine: str, model: str | None, worker: str | None, max_events: int | None,
+                    follow_steps: int | None) -> Engine:
         try:
             new_engine = self.engine_factory(engine, model, worker)
         except Exception as exc:  # EngineError, ImportError, a model that fails to load, ...
@@ -229,10 +294,18 @@ class DebugCore:
         if follow_steps is not None:
             new_engine.follow(follow_steps)
         new_engine.interrupt = self.interrupt
-        self.close()
-        self.engine, self.engine_name, self.program = new_engine, engine, loaded
-        self.breakpoints.set_source(loaded.source, loaded.path)
-        return self._start()
+        return new_engine
+
+    @property
+    def engine(self) -> Engine | None:
+        """The session's engine (waiting for a model engine that is still loading; CoreError if it failed)."""
+        loading, self._loading = self._loading, None
+        if loading is not None:
+            engine, state = loading.result(self.engine_name)
+            self._engine = engine
+            if self._state is not None and _key(state) != _key(self._state):  # the engine knows better
+                self._state = state
+        return self._engine
 
     def _start(self) -> Stop:
         assert self.engine is not None and self.program is not None
@@ -240,6 +313,9 @@ class DebugCore:
             state = self.engine.start(self.program)
         except Exception as exc:
             raise CoreError(f"the {self.engine_name} engine could not start the program: {exc}") from None
+        return self._started(state)
+
+    def _started(self, state: State) -> Stop:
         self._state = state
         self._call_line = None
         self._uncaught_reported = None
@@ -254,15 +330,18 @@ class DebugCore:
         return Stop("entry", state, outputs, description="Paused on entry")
 
     def restart(self) -> Stop:
-        if self.engine is None or self.program is None:
+        if self.program is None or (self._engine is None and self._loading is None):
             raise CoreError("nothing to restart: no program was launched")
         return self._start()
 
     def close(self) -> None:
-        if self.engine is not None:
+        loading, self._loading = self._loading, None
+        if loading is not None:
+            loading.close()
+        if self._engine is not None:
             with contextlib.suppress(Exception):  # closing must not fail the session
-                self.engine.close()
-        self.engine = None
+                self._engine.close()
+        self._engine = None
 
     def banner(self) -> str:
         path = self.program.path if self.program else "?"
@@ -282,7 +361,7 @@ class DebugCore:
 
     @property
     def launched(self) -> bool:
-        return self.engine is not None and self._state is not None
+        return (self._engine is not None or self._loading is not None) and self._state is not None
 
     @property
     def state(self) -> State:
@@ -313,10 +392,8 @@ class DebugCore:
         """What launching with stopOnEntry=false shows: the first breakpoint that fires, or the exit."""
         state = self.state
         outputs: list[Output] = []
-        if state.event == "line" and state.line in self.breakpoints.active_lines():
-            hit = self._reached(state, outputs)
-            if hit.stop:
-                return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint")
+        if (stop := self._breakpoint_stop(state, outputs)) is not None:
+            return stop
         stop = self.step("continue")
         stop.outputs[:0] = outputs
         return stop
@@ -365,9 +442,8 @@ class DebugCore:
                 ended = self._ended(state, outputs, start)
                 if ended is not None:
                     return ended
-                hit = self._reached(state, outputs)
-                if hit.stop:
-                    return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint")
+                if (stop := self._breakpoint_stop(state, outputs)) is not None:
+                    return stop
                 returned = state.depth < start.depth or (state.depth == start.depth and state.event == "return")
                 arrived = state.depth == start.depth and state.event == "line" and (state.line or 0) >= target
                 if returned or arrived or _key(state) == _key(previous):
@@ -376,8 +452,7 @@ class DebugCore:
                 if (paused := self._paused(state, outputs)) is not None:
                     return paused
                 previous = state
-            outputs.append(Output("console", f"stopped after {self.cap} automatic steps\n"))
-            return Stop("pause", self.state, outputs, description="Paused: too many automatic steps")
+            return self._capped(self.state, outputs, "automatic steps")
 
         return self._guarded(body)
 
@@ -448,6 +523,16 @@ class DebugCore:
         outputs.extend(Output("stderr", text + "\n") for text in hit.errors)
         return hit
 
+    def _breakpoint_stop(self, state: State, outputs: list[Output], count: bool = True) -> Stop | None:
+        """The stop at a breakpoint that fires at `state` (what it logs written to `outputs`), else None."""
+        hit = self._reached(state, outputs, count=count)
+        return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint") if hit.stop else None
+
+    def _capped(self, state: State, outputs: list[Output], steps: str) -> Stop:
+        """The stop of a command that took `self.cap` steps without stopping (`steps` names them)."""
+        outputs.append(Output("console", f"stopped after {self.cap} {steps}\n"))
+        return Stop("pause", state, outputs, description="Paused: too many automatic steps")
+
     def _stop_reason(self, state: State) -> tuple[str, str | None, str | None]:
         if state.event == "exception" and "raised" in self.exception_filters:
             name, message = exception_parts(state.value)
@@ -494,8 +579,7 @@ class DebugCore:
                     state = self._engine_step("step_over", outputs)
                 else:
                     state = self._engine_step("step_return", outputs)
-            outputs.append(Output("console", f"stopped after {self.cap} automatic steps\n"))
-            return Stop("pause", state, outputs, description="Paused: too many automatic steps")
+            return self._capped(state, outputs, "automatic steps")
 
         return self._guarded(body)
 
@@ -519,9 +603,8 @@ class DebugCore:
             if state.event == "exit":
                 return self._finish_exit(state, outputs, start)
             if state.event == "line":
-                hit = self._reached(state, outputs)
-                if hit.stop:
-                    return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint")
+                if (stop := self._breakpoint_stop(state, outputs)) is not None:
+                    return stop
                 if mode == "into" or (mode == "over" and state.depth <= depth) or (mode == "out" and state.depth < depth) \
                         or (mode == "resume" and frame_key(state) == generator):
                     return Stop("step", state, outputs)
@@ -692,16 +775,14 @@ class DebugCore:
                     name, message = exception_parts(state.value)
                     return Stop("exception", state, outputs, description="Paused on exception",
                                 text=f"{name}: {message}" if message else name)
-                hit = self._reached(state, outputs)
-                if hit.stop:
-                    return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint")
+                if (stop := self._breakpoint_stop(state, outputs)) is not None:
+                    return stop
                 if _key(state) == _key(previous):
                     return Stop("step", state, outputs)
                 if (paused := self._paused(state, outputs)) is not None:
                     return paused
                 previous = state
-            outputs.append(Output("console", f"stopped after {self.cap} steps\n"))
-            return Stop("pause", self.state, outputs, description="Paused: too many automatic steps")
+            return self._capped(self.state, outputs, "steps")
 
         return self._guarded(body)
 
@@ -805,14 +886,12 @@ class DebugCore:
                     note = self._no_earlier_state("Reached")
                     outputs.append(Output("console", f"{note}\n"))
                     return Stop("step", state, outputs, description=note.rstrip("."))
-                hit = self._reached(state, outputs, count=False)
-                if hit.stop:
-                    return Stop("breakpoint", state, outputs, hit.ids, description="Paused on breakpoint")
+                if (stop := self._breakpoint_stop(state, outputs, count=False)) is not None:
+                    return stop
                 if (paused := self._paused(state, outputs)) is not None:
                     return paused
                 previous = state
-            outputs.append(Output("console", f"stopped after {self.cap} steps back\n"))
-            return Stop("pause", self.state, outputs, description="Paused: too many automatic steps")
+            return self._capped(self.state, outputs, "steps back")
 
         return self._guarded(body)
 

@@ -98,6 +98,7 @@ def test_a_pause_stops_a_long_predicted_continue_where_it_got_to(spin: Path) -> 
         with s.launch(spin, engine="neural", entry="spin(1000)", stopOnEntry=True, followSteps=5000):
             s.set_breakpoints([{"line": LOOP_BODY, "condition": "i < 0"}])  # never fires
         s.wait_for_stop("entry")
+        s.step("next")  # the model has loaded once this is answered (the entry stop comes from the text)
         s.command("continue")  # answered before it runs; the run itself takes many minutes
         time.sleep(5)  # past `i = 0` and into the loop even on a loaded machine (2 s was not, once)
         assert not any(m.get("event") in ("stopped", "exited") for m in s.client.received()[s._stop_mark:])
@@ -117,6 +118,7 @@ def test_a_breakpoint_set_during_a_long_continue_is_answered_at_once_and_stops_i
         with s.launch(spin, engine="neural", entry="spin(1000)", stopOnEntry=True, followSteps=5000):
             s.set_breakpoints([])
         s.wait_for_stop("entry")
+        s.step("next")  # the model has loaded once this is answered
         s.command("continue")  # with no breakpoint, the loop's 1,000 passes are many minutes of steps
         time.sleep(2)
         assert not any(m.get("event") in ("stopped", "exited") for m in s.client.received()[s._stop_mark:])
@@ -218,7 +220,7 @@ def test_ctrl_c_pauses_a_long_continue_and_is_harmless_at_the_prompt(spin: Path)
     reader = threading.Thread(target=lambda: seen.extend(iter(proc.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
     reader.start()
     try:
-        proc.stdin.write(f"b {LOOP_BODY}, i < 0\nc\n")
+        proc.stdin.write(f"b {LOOP_BODY}, i < 0\nn\nc\n")  # `n` waits for the model, which loads behind the entry stop
         proc.stdin.flush()
 
         def wait_for(text: str, seconds: float, after: str = "") -> None:
