@@ -30,6 +30,7 @@ import socket
 import sys
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from dap_server.core import EngineFactory
@@ -96,13 +97,23 @@ def serve_stream(read_chunk: Callable[[], bytes], write: Callable[[bytes], Any],
                  engine_factory: EngineFactory | None = None, name: str = "session",
                  token: str | None = None) -> DAPSession:
     """Run one session until the input ends or the client disconnects. Returns the session. With a
-    token, requests other than `initialize` and `disconnect` wait for a `launch` or `attach` carrying it."""
+    token, requests other than `initialize` and `disconnect` wait for a `launch` or `attach` carrying it.
+    Writes are made one at a time (the session sends from more than one thread); an OSError from
+    `read_chunk` ends the input."""
+    write_lock = threading.Lock()
 
     def send(message: dict[str, Any]) -> None:
         try:
-            write(encode(message))
+            with write_lock:
+                write(encode(message))
         except (OSError, ValueError):
             log.warning("%s: could not write to the client", name)
+
+    def read_or_end() -> bytes:
+        try:
+            return read_chunk()
+        except OSError:
+            return b""
 
     session = DAPSession(send, engine_factory=engine_factory, name=name)
     inbox: queue.Queue[dict[str, Any] | FramingError | None] = queue.Queue()
@@ -120,7 +131,7 @@ def serve_stream(read_chunk: Callable[[], bytes], write: Callable[[bytes], Any],
     log.info("%s: started", name)
     gate = _TokenGate(token)
     try:
-        for item in read_messages(read_chunk):
+        for item in read_messages(read_or_end):
             refused = gate.refusal(item)
             if refused is not None and isinstance(item, dict):
                 message, close = refused
@@ -158,20 +169,8 @@ def serve_stdio(log_file: str | None = None, engine_factory: EngineFactory | Non
     os.dup2(2, 1)  # stray writes to fd 1 now land on stderr
     sys.stdout = sys.stderr
     out = os.fdopen(protocol_fd, "wb", buffering=0)
-    write_lock = threading.Lock()
-
-    def write(data: bytes) -> None:
-        with write_lock:
-            out.write(data)
-
-    def read_chunk() -> bytes:
-        try:
-            return os.read(0, READ_CHUNK)
-        except OSError:
-            return b""
-
     try:
-        serve_stream(read_chunk, write, engine_factory, name="stdio")
+        serve_stream(partial(os.read, 0, READ_CHUNK), out.write, engine_factory, name="stdio")
     finally:
         try:
             out.flush()
@@ -184,20 +183,8 @@ def serve_stdio(log_file: str | None = None, engine_factory: EngineFactory | Non
 def _serve_connection(conn: socket.socket, address: Any, engine_factory: EngineFactory | None,
                       token: str | None = None) -> None:
     name = f"tcp {address[0]}:{address[1]}" if isinstance(address, tuple) else "tcp"
-    lock = threading.Lock()
-
-    def write(data: bytes) -> None:
-        with lock:
-            conn.sendall(data)
-
-    def read_chunk() -> bytes:
-        try:
-            return conn.recv(READ_CHUNK)
-        except OSError:
-            return b""
-
     with conn:
-        serve_stream(read_chunk, write, engine_factory, name=name, token=token)
+        serve_stream(partial(conn.recv, READ_CHUNK), conn.sendall, engine_factory, name=name, token=token)
         with contextlib.suppress(OSError):
             conn.shutdown(socket.SHUT_RDWR)
 
