@@ -19,7 +19,7 @@ import shutil
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -618,21 +618,22 @@ class TerminalDebugger(cmd.Cmd):
             self.error(f"not displaying {expression}")
         return False
 
+    def _print_value(self, command: str, arg: str, text: Callable[[Any], str]) -> bool:
+        """Print what `text` makes of the value of the expression `arg` over the current variables (the
+        program is never run); `usage: COMMAND EXPR` without one."""
+        if not arg.strip():
+            self.error(f"usage: {command} EXPR")
+            return False
+        self.say(text(self.core.evaluate(arg, self.frame_id)))
+        return False
+
     def do_p(self, arg: str) -> bool:
         """p EXPR: print the value of an expression over the current variables (the program is never run)."""
-        if not arg.strip():
-            self.error("usage: p EXPR")
-            return False
-        self.say(_show(self.core.evaluate(arg, self.frame_id)))
-        return False
+        return self._print_value("p", arg, _show)
 
     def do_pp(self, arg: str) -> bool:
         """pp EXPR: pretty-print the value of an expression."""
-        if not arg.strip():
-            self.error("usage: pp EXPR")
-            return False
-        self.say(pprint.pformat(self.core.evaluate(arg, self.frame_id), width=80))
-        return False
+        return self._print_value("pp", arg, lambda value: pprint.pformat(value, width=80))
 
     def do_jump(self, arg: str) -> bool:
         """j(ump) LINE: continue at LINE of the current function; the lines between are not run."""
@@ -732,11 +733,7 @@ class TerminalDebugger(cmd.Cmd):
 
     def do_whatis(self, arg: str) -> bool:
         """whatis EXPR: print the type of an expression's value (Function f, Class C, <class 'int'>)."""
-        if not arg.strip():
-            self.error("usage: whatis EXPR")
-            return False
-        self.say(_type_text(self.core.evaluate(arg, self.frame_id)))
-        return False
+        return self._print_value("whatis", arg, _type_text)
 
     def do_retval(self, arg: str) -> bool:
         """retval / rv: print the value the current function returns (at its return event)."""
