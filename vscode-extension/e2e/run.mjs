@@ -272,6 +272,32 @@ async function lineBox(page, line) {
   return undefined;
 }
 
+/**
+ * The breakpoint markers of the active editor, after a click on the glyph margin left of `line`'s number
+ * where it shows none yet.
+ */
+async function clickBreakpoint(page, line) {
+  const bp = page.locator('.editor-group-container.active .margin .codicon-debug-breakpoint');
+  if ((await bp.count()) === 0) {
+    const numberBox = await lineBox(page, line);
+    const margin = await page.locator('.editor-group-container.active .margin').first().boundingBox();
+    await page.mouse.move(margin.x + 9, numberBox.y + numberBox.height / 2);
+    await sleep(200);
+    await page.mouse.click(margin.x + 9, numberBox.y + numberBox.height / 2);
+    await sleep(500);
+  }
+  return bp;
+}
+
+/** Open the Debug Console; its text (white space folded) once it holds `phrase`. */
+async function debugConsoleBanner(page, phrase) {
+  await runCommand(page, 'View: Toggle Debug Console');
+  return until('the Debug Console banner', async () => {
+    const text = (await page.locator('.repl .monaco-list-rows').first().innerText()).replace(/\s+/g, ' ');
+    return text.includes(phrase) ? text : undefined;
+  }, 30000);
+}
+
 /** Which editor line holds the current-frame marker (the yellow arrow in the glyph margin). */
 async function stoppedLine(page) {
   const marker = page.locator('.editor-group-container.active .margin .codicon-debug-stackframe').first();
@@ -371,11 +397,7 @@ async function neuralChecks(page) {
   check(pane, 'variables with a confidence (p=...) after a few steps');
   const line = await stoppedLine(page);
   log(`neural engine: stopped on line ${line}; variables ${JSON.stringify(pane.values)}; types ${JSON.stringify(pane.types)}`);
-  await runCommand(page, 'View: Toggle Debug Console');
-  const banner = await until('the Debug Console banner', async () => {
-    const text = (await page.locator('.repl .monaco-list-rows').first().innerText()).replace(/\s+/g, ' ');
-    return text.includes('is a prediction of the model') ? text : undefined;
-  }, 30000);
+  const banner = await debugConsoleBanner(page, 'is a prediction of the model');
   log(`Debug Console: ${banner.slice(0, 240)}`);
   await sleep(500);
   await screenshot(page, 'neural-01-stopped.png');
@@ -452,15 +474,7 @@ async function main() {
 
     // Set the breakpoint by clicking the glyph margin left of the line number.
     await until(`a breakpoint on line ${BREAKPOINT_LINE}`, async () => {
-      const bp = page.locator('.editor-group-container.active .margin .codicon-debug-breakpoint');
-      if ((await bp.count()) === 0) {
-        const numberBox = await lineBox(page, BREAKPOINT_LINE);
-        const margin = await page.locator('.editor-group-container.active .margin').first().boundingBox();
-        await page.mouse.move(margin.x + 9, numberBox.y + numberBox.height / 2);
-        await sleep(200);
-        await page.mouse.click(margin.x + 9, numberBox.y + numberBox.height / 2);
-        await sleep(500);
-      }
+      const bp = await clickBreakpoint(page, BREAKPOINT_LINE);
       if ((await bp.count()) !== 1) {
         return false;
       }
@@ -513,11 +527,7 @@ async function main() {
     done('step over (F10): new line and variables');
 
     // The Debug Console says where values come from.
-    await runCommand(page, 'View: Toggle Debug Console');
-    const banner = await until('the Debug Console banner', async () => {
-      const text = (await page.locator('.repl .monaco-list-rows').first().innerText()).replace(/\s+/g, ' ');
-      return text.includes('values are exact') ? text : undefined;
-    }, 30000);
+    const banner = await debugConsoleBanner(page, 'values are exact');
     log(`Debug Console: ${banner.slice(0, 200)}`);
     await screenshot(page, '04-debug-console.png');
     done('Debug Console states the value source');
@@ -565,15 +575,7 @@ async function main() {
     await page.locator('.notifications-toasts .notification-toast .codicon-notifications-clear, .notifications-toasts .notification-toast .codicon-close').first().click().catch(() => undefined);
     await sleep(1500);
     await until(`a breakpoint on line ${MODULE_LINE}`, async () => {
-      const bp = page.locator('.editor-group-container.active .margin .codicon-debug-breakpoint');
-      if ((await bp.count()) === 0) {
-        const numberBox = await lineBox(page, MODULE_LINE);
-        const margin = await page.locator('.editor-group-container.active .margin').first().boundingBox();
-        await page.mouse.move(margin.x + 9, numberBox.y + numberBox.height / 2);
-        await sleep(200);
-        await page.mouse.click(margin.x + 9, numberBox.y + numberBox.height / 2);
-        await sleep(500);
-      }
+      const bp = await clickBreakpoint(page, MODULE_LINE);
       return (await bp.count()) === 1;
     }, 30000, 1000);
     await page.locator('.editor-group-container.active .view-lines').first().click();
