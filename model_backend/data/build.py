@@ -224,17 +224,6 @@ class _Task(BaseModel):
     expect_errors: tuple[str, ...] = ()
 
 
-class _Settings(BaseModel):
-    seed: int
-    traj_per_program: int
-    inverse_fraction: float
-    max_chars: int
-    sampler: dict[str, Any]
-    limits: dict[str, Any]
-    format_version: int = FORMAT_VERSION
-    header_tokens: int | None = None
-
-
 class _Outcome(BaseModel):
     skipped: str | None = None  # reason when the program gave no trajectory
     error: str | None = None
@@ -271,7 +260,7 @@ def usable(expect_errors: Sequence[str], result: TraceResult) -> str | None:
 
 
 def _trajectory(
-    task: _Task, result: TraceResult, rng: random.Random, inverse: bool, settings: _Settings
+    task: _Task, result: TraceResult, rng: random.Random, inverse: bool, settings: BuildSettings
 ) -> list[dict[str, Any]] | None:
     """One trajectory's records (several when program views cut it, `sampler.training_records`), or
     None when no trajectory of at least one transition fits in max_chars."""
@@ -307,7 +296,7 @@ def _trajectory(
     return None
 
 
-def process_program(task: _Task, settings: _Settings) -> _Outcome:
+def process_program(task: _Task, settings: BuildSettings) -> _Outcome:
     """Trace one program and sample its trajectories. Never raises: failures become `skipped`."""
     try:
         result = run_trace(task.program, Limits(**settings.limits))
@@ -339,10 +328,10 @@ def process_program(task: _Task, settings: _Settings) -> _Outcome:
     return outcome
 
 
-_WORKER_SETTINGS: _Settings | None = None
+_WORKER_SETTINGS: BuildSettings | None = None
 
 
-def _init_worker(settings: _Settings) -> None:
+def _init_worker(settings: BuildSettings) -> None:
     global _WORKER_SETTINGS
     _WORKER_SETTINGS = settings
 
@@ -409,7 +398,7 @@ def _check_config(out: Path, settings: BuildSettings) -> None:
 
 
 def _results(
-    tasks: list[_Task], settings: _Settings, workers: int
+    tasks: list[_Task], settings: BuildSettings, workers: int
 ) -> Iterator[_Outcome]:
     if workers <= 1:
         for task in tasks:
@@ -489,9 +478,6 @@ def build_dataset(
         programs_fingerprint=_sha("\n".join(t.program_id for t in tasks)),
     )
     _check_config(out, settings)
-    work_settings = _Settings(seed=seed, traj_per_program=traj_per_program, inverse_fraction=inverse_fraction,
-                              max_chars=max_chars, sampler=sampler_dict, limits=limits.model_dump(),
-                              format_version=format_version, header_tokens=header_tokens)
 
     per_shard = max(1, shard_size // max(1, traj_per_program))
     shards = _assign_shards(tasks, splits, seed, per_shard)
@@ -509,7 +495,7 @@ def build_dataset(
 
     bar = tqdm(total=len(queue), disable=not progress, unit="prog", desc=f"data {out.name}", smoothing=0.05)
     try:
-        results = _results(queue, work_settings, workers)
+        results = _results(queue, settings, workers)
         for name in todo:
             infos[name] = _write_shard(out, name, shards[name], results, bar)
     finally:

@@ -45,9 +45,7 @@ class ContainerExpressions(ScalarExpressions):
             li = self.v(LINT)
             if li is None:
                 return None
-            i, e = self.fresh(LOOP_NAMES["index"]), self.fresh(LOOP_NAMES["int"])
-            self.used.discard(i)
-            self.used.discard(e)
+            i, e = self.comp_names(LOOP_NAMES["index"], LOOP_NAMES["int"])
             body = rng.choice([f"{i} * {e}", f"{e} + {i}", f"{e} - {i}", f"{i}"])
             cond = rng.choice(["", "", f" if {i} % 2 == 0", f" if {e} > {i}"])
             return f"[{body} for {i}, {e} in enumerate({li}){cond}]"
@@ -57,9 +55,7 @@ class ContainerExpressions(ScalarExpressions):
             if len(lis) < 2:
                 return None
             a, b = rng.sample(lis, 2)
-            x, y = self.fresh(["x", "a", "p"]), self.fresh(["y", "b", "q"])
-            self.used.discard(x)
-            self.used.discard(y)
+            x, y = self.comp_names(["x", "a", "p"], ["y", "b", "q"])
             return f"[{x} {rng.choice(['+', '-', '*'])} {y} for {x}, {y} in zip({a.name}, {b.name})]"
 
         return self.choose([
@@ -113,8 +109,7 @@ class ContainerExpressions(ScalarExpressions):
             li = self.v((LINT, TUP))
             if li is None:
                 return None
-            e = self.fresh(LOOP_NAMES["int"])
-            self.used.discard(e)
+            (e,) = self.comp_names(LOOP_NAMES["int"])
             return f"[str({e}) for {e} in {li}]"
 
         return self.choose([
@@ -150,9 +145,7 @@ class ContainerExpressions(ScalarExpressions):
             src = self.v((STR, LSTR))
             if src is None:
                 return None
-            i, e = self.fresh(LOOP_NAMES["index"]), self.fresh(LOOP_NAMES["str"])
-            self.used.discard(i)
-            self.used.discard(e)
+            i, e = self.comp_names(LOOP_NAMES["index"], LOOP_NAMES["str"])
             return f"{{{e}: {i} for {i}, {e} in enumerate({src})}}"
 
         def zipped() -> str | None:
@@ -163,9 +156,7 @@ class ContainerExpressions(ScalarExpressions):
             dv = self.v(DICT)
             if dv is None:
                 return None
-            k, val = self.fresh(LOOP_NAMES["key"]), self.fresh(LOOP_NAMES["val"])
-            self.used.discard(k)
-            self.used.discard(val)
+            k, val = self.comp_names(LOOP_NAMES["key"], LOOP_NAMES["val"])
             return rng.choice([f"{{{k}: {val} * {self.lit_int(2, 3)} for {k}, {val} in {dv}.items()}}",
                                f"{{{k}: {val} for {k}, {val} in {dv}.items() if {val} > {self.lit_int(0, 3)}}}",
                                f"{{{k}: {val} + 1 for {k}, {val} in {dv}.items()}}",
@@ -192,8 +183,7 @@ class ContainerExpressions(ScalarExpressions):
             li = self.v((LINT, TUP))
             if li is None:
                 return None
-            e = self.fresh(LOOP_NAMES["int"])
-            self.used.discard(e)
+            (e,) = self.comp_names(LOOP_NAMES["int"])
             return rng.choice([f"{{{e} % {self.lit_int(2, 4)} for {e} in {li}}}", f"{{{e} // 2 for {e} in {li}}}",
                                f"{{abs({e}) for {e} in {li}}}"])
 

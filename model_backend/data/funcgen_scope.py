@@ -215,6 +215,14 @@ class FuncScope(ABC):
         self.used.add(name)
         return name
 
+    def comp_names(self, *pools: list[str]) -> tuple[str, ...]:
+        """Distinct fresh names, one from each pool, for the variables of a comprehension: free again
+        after it (they are its own)."""
+        names = tuple(self.fresh(pool) for pool in pools)
+        for name in names:
+            self.used.discard(name)
+        return names
+
     def fresh_comp(self, seq_type: str) -> str:
         pool = LOOP_NAMES["char"] if seq_type == STR else LOOP_NAMES["int" if ELEM.get(seq_type) == INT else "str"]
         return self.fresh(pool)

@@ -125,6 +125,15 @@ def _literal_call_args(call: ast.Call) -> list[str] | None:
     return parts
 
 
+def _literal_entry(node: ast.AST, callee: str, name: str) -> str | None:
+    """`name(ARGS)` where `node` calls the plain name `callee` with literal arguments only (ARGS: their
+    source text), else None."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == callee):
+        return None
+    args = _literal_call_args(node)
+    return f"{name}({', '.join(args)})" if args is not None else None
+
+
 def _spread(items: list[str], k: int) -> list[str]:
     """Up to k items spread evenly over the list (first and last included), in order."""
     if len(items) <= k:
@@ -164,12 +173,9 @@ def humaneval_entries(test_source: str, entry_point: str) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and node.name == "check":
             for call in ast.walk(node):
-                if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "candidate":
-                    args = _literal_call_args(call)
-                    if args is not None:
-                        entry = f"{entry_point}({', '.join(args)})"
-                        if entry not in entries:
-                            entries.append(entry)
+                entry = _literal_entry(call, "candidate", entry_point)
+                if entry is not None and entry not in entries:
+                    entries.append(entry)
     return entries
 
 
@@ -379,12 +385,9 @@ def _doctest_entries(fn: ast.FunctionDef) -> list[str]:
             node = ast.parse(text, mode="eval").body
         except SyntaxError:
             continue
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == fn.name:
-            args = _literal_call_args(node)
-            if args is not None:
-                entry = f"{fn.name}({', '.join(args)})"
-                if entry not in out:
-                    out.append(entry)
+        entry = _literal_entry(node, fn.name, fn.name)
+        if entry is not None and entry not in out:
+            out.append(entry)
     return out
 
 
