@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from model_backend import trace_format as fmt
 from model_backend.grammar.shown import IMMUTABLE_REPR
@@ -19,6 +19,22 @@ if TYPE_CHECKING:  # annotations only: facts.py builds on the rules, which build
 
 MAX_STRING = 240  # bytes in one JSON string (reprs are cut at 200 characters by the tracer)
 MAX_STACK = 32
+
+
+class _Bytewise:
+    """An automaton that reads one byte at a time: `_step` gives the automaton after one byte (None where
+    the byte is refused), `feed` after several."""
+
+    def _step(self, byte: int) -> Self | None:
+        raise NotImplementedError
+
+    def feed(self, data: bytes) -> Self | None:
+        state: Self | None = self
+        for byte in data:
+            if state is None:
+                return None
+            state = state._step(byte)
+        return state
 
 
 @dataclass(frozen=True)
@@ -228,7 +244,7 @@ _Path = tuple[int, int, JsonString | None]
 
 
 @dataclass(frozen=True)
-class Spliced:
+class Spliced(_Bytewise):
     """A JSON string whose repr is fixed text with, in the gaps, the repr of one value each: a list or a
     dict after a step that changed one item or added one (the other items as they were). Or that repr
     as the tracer cuts a long one: its first CUT_REPR characters and `...`.
@@ -269,14 +285,6 @@ class Spliced:
 
     def _complete_path(self) -> bool:
         return any(index == len(self.parts) for index, _, _ in self.paths)
-
-    def feed(self, data: bytes) -> Spliced | None:
-        state: Spliced | None = self
-        for byte in data:
-            if state is None:
-                return None
-            state = state._step(byte)
-        return state
 
     def _step(self, byte: int) -> Spliced | None:
         if self.phase == 0:
@@ -427,7 +435,7 @@ class Locals:
 
 
 @dataclass(frozen=True)
-class Stack:
+class Stack(_Bytewise):
     """`[["f", 3], ["g", 7]]`: known function names, program lines, the last entry on the frame's line,
     and (with `facts`) every entry on a line of its own function, every caller on a line that can call
     the function above it, and no entry from which the stack could not reach the frame's line."""
@@ -469,14 +477,6 @@ class Stack:
         kept, top, count = stack_after_event(prev, event)
         entries = [(f.function.encode(), str(f.line).encode()) for f in prev.stack[:kept]]
         return replace(self, kept=tuple(entries), kept_top=top.encode() if top is not None else None, size=count)
-
-    def feed(self, data: bytes) -> Stack | None:
-        s: Stack | None = self
-        for byte in data:
-            if s is None:
-                return None
-            s = s._step(byte)
-        return s
 
     def _step(self, byte: int) -> Stack | None:
         p = self.phase

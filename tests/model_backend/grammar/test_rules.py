@@ -4,6 +4,8 @@ of them. A rule that fixed a value other than the one Python traced would refuse
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from model_backend import trace_format as fmt
 from model_backend.grammar import Choice, FrameConstraint, ProgramFacts, registry
 from model_backend.mdp import TraceMDP
@@ -57,17 +59,29 @@ def f(x):
 BRANCH = "def f(x):\n    y = x + 1\n    if y > 2:\n        y = 0\n    return y\n"
 
 
-def lines_offered(source: str, entry: str, line: int, action: str) -> frozenset[int]:
-    """The lines the grammar lets a line event be on after `action` from the first line event on `line`."""
+def constraint_after(source: str, entry: str, action: str, at: Callable[[State], bool]) -> FrameConstraint:
+    """The grammar's constraint on the frame after `action` from the first state of the trace that `at`
+    holds for."""
     program = Program(source=source, entry=entry)
     mdp = TraceMDP(run_trace(program))
-    states = [mdp.state(position) for position in range(mdp.exit_position)]
-    prev = next(state for state in states if state.event == "line" and state.line == line)
-    constraint = FrameConstraint(ProgramFacts.of(program, objects=True), prev, action.startswith("inv_"), action)
-    constraint.push_special(fmt.EVENT_TOKENS[(action.startswith("inv_"), "line")])
+    states = (mdp.state(position) for position in range(mdp.exit_position))
+    prev = next(state for state in states if at(state))
+    return FrameConstraint(ProgramFacts.of(program, objects=True), prev, action.startswith("inv_"), action)
+
+
+def line_options(constraint: FrameConstraint) -> frozenset[int]:
+    """The lines `constraint` lets a line event be on."""
+    constraint.push_special(fmt.EVENT_TOKENS[(constraint.inverse, "line")])
     constraint.push_special(fmt.LINENO)
     assert isinstance(constraint.slot, Choice)
     return frozenset(int(option) for option in constraint.slot.options)
+
+
+def lines_offered(source: str, entry: str, line: int, action: str) -> frozenset[int]:
+    """The lines the grammar lets a line event be on after `action` from the first line event on `line`."""
+    constraint = constraint_after(source, entry, action,
+                                  lambda state: state.event == "line" and state.line == line)
+    return line_options(constraint)
 
 
 DECORATED = """\
@@ -91,17 +105,11 @@ def f(x, key=lambda v: v):
 
 def lines_after_call(source: str, entry: str, function: str, action: str) -> frozenset[int]:
     """The lines the grammar lets a line event be on after `action` from `function`'s call event."""
-    program = Program(source=source, entry=entry)
-    mdp = TraceMDP(run_trace(program))
-    states = [mdp.state(position) for position in range(mdp.exit_position)]
-    prev = next(state for state in states if state.event == "call" and state.function == function)
-    constraint = FrameConstraint(ProgramFacts.of(program, objects=True), prev, False, action)
+    constraint = constraint_after(source, entry, action,
+                                  lambda state: state.event == "call" and state.function == function)
     events = [token for token in constraint.allowed_specials() if token in fmt.EVENT_TOKENS.values()]
     assert events == [fmt.EVENT_TOKENS[(False, "line")]]  # no call, return or exception (an exit stays free)
-    constraint.push_special(fmt.EVENT_TOKENS[(False, "line")])
-    constraint.push_special(fmt.LINENO)
-    assert isinstance(constraint.slot, Choice)
-    return frozenset(int(option) for option in constraint.slot.options)
+    return line_options(constraint)
 
 
 def test_step_from_a_call_goes_to_the_first_statement() -> None:
