@@ -217,6 +217,16 @@ class TerminalDebugger(cmd.Cmd):
             self.out.write(line.rstrip("\n") + "\n")  # a transcript of piped input reads like a session
         return self.precmd_alias(line.strip())
 
+    def _read_line(self, prompt: str) -> str:
+        """A line read after `prompt` at a prompt of a command's own (`commands`, `interact`), echoed as
+        precmd echoes; "" at the end of the input."""
+        self.out.write(prompt)
+        self.out.flush()
+        line = self.stdin.readline()
+        if line and self.echo:
+            self.out.write(line.rstrip("\n") + "\n")
+        return line
+
     def precmd_alias(self, line: str) -> str:
         """As pdb: an alias at the start of the line is replaced (%1, %2, ... its arguments, %* all of
         them), repeatedly; then `;;` separates commands (except in an alias definition)."""
@@ -800,13 +810,9 @@ class TerminalDebugger(cmd.Cmd):
             if self.cmdqueue:
                 line = self.cmdqueue.pop(0)
             else:
-                self.out.write("(com) ")
-                self.out.flush()
-                line = self.stdin.readline()
+                line = self._read_line("(com) ")
                 if not line:
                     break
-                if self.echo:
-                    self.out.write(line.rstrip("\n") + "\n")
             line = line.strip()
             if not line:
                 continue
@@ -858,14 +864,10 @@ class TerminalDebugger(cmd.Cmd):
         own: dict[str, str] = {}
         self.say("*interactive*" + ("  (read-only: the values are the model's predictions)" if read_only else ""))
         while True:
-            self.out.write(">>> ")
-            self.out.flush()
-            line = self.stdin.readline()
+            line = self._read_line(">>> ")
             if not line:
                 self.say("")
                 break
-            if self.echo:
-                self.out.write(line.rstrip("\n") + "\n")
             text = line.strip()
             if not text:
                 continue
