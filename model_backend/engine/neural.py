@@ -21,6 +21,7 @@ its forward passes.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Generator
@@ -441,10 +442,20 @@ def proposer_engine(engine: Engine, proposer: str | None = None) -> Engine | Non
 
 
 _MODELS: dict[str, LoadedModel] = {}
+THREADS_ENV = "NDB_TORCH_THREADS"  # torch CPU threads of a process's in-process model (default 1)
+
+
+def inference_threads() -> int:
+    """torch threads for the in-process model: $NDB_TORCH_THREADS when it is a whole number >= 1, else 1.
+    One token's forward pass is too small to share: with two threads, any other busy process on the
+    cores makes a debugging step several times slower (docs/benchmarks.md, "Language server")."""
+    value = os.environ.get(THREADS_ENV, "").strip()
+    return int(value) if value.isdigit() and int(value) >= 1 else 1
 
 
 def _shared_model(path: str | None) -> LoadedModel:
     key = str(Path(path).resolve()) if path else str(DEFAULT_CHECKPOINT)
     if key not in _MODELS:
+        torch.set_num_threads(inference_threads())
         _MODELS[key] = LoadedModel.load(key)
     return _MODELS[key]
