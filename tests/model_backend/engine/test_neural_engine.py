@@ -406,3 +406,15 @@ def test_a_step_from_a_loop_header_takes_the_next_element_whatever_the_weights(r
     assert engine.trail == [(body, "step_into"), (header, "step_into")]
     engine.step(Action(kind="inv_step_into"))
     assert engine.trail == []
+
+
+@pytest.mark.parametrize(("value", "threads"), [(None, 1), ("3", 3), ("0", 1), ("two", 1), (" 2 ", 2)])
+def test_the_in_process_model_runs_on_one_thread_unless_ndb_torch_threads_says(
+        monkeypatch: pytest.MonkeyPatch, value: str | None, threads: int) -> None:
+    from model_backend.engine.neural import THREADS_ENV, inference_threads
+
+    if value is None:
+        monkeypatch.delenv(THREADS_ENV, raising=False)
+    else:
+        monkeypatch.setenv(THREADS_ENV, value)
+    assert inference_threads() == threads
