@@ -268,9 +268,10 @@ class DebugCore:
         self.close()
         self.engine_name, self.program = engine, loaded
         self.breakpoints.set_source(loaded.source, loaded.path)
-        if engine != "oracle":
-            # The first state of a model engine comes from the program's text (engine/initial.py): show it
-            # at once and load the model meanwhile; the first command that needs the engine waits for it.
+        if engine != "oracle" and not worker:
+            # The first state of the in-process model comes from the program's text (engine/initial.py):
+            # show it at once and load the model meanwhile; the first command that needs it waits for it.
+            # (A model worker has its model loaded: its session starts at once, as the oracle's does.)
             from model_backend.engine.initial import initial_state
 
             try:

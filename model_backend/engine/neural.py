@@ -40,6 +40,7 @@ from model_backend.engine.driver import MAX_FRAME_TOKENS, FrameEngine
 from model_backend.engine.ensemble import EnsembleCache, EnsembleLM, is_ensemble, load_ensemble
 from model_backend.engine.errors import Cancelled, EngineError
 from model_backend.engine.forward import ragged_forward
+from model_backend.engine.llama import KVCache, LeanLlama
 from model_backend.program import Program
 from model_backend.state import State
 
@@ -120,6 +121,7 @@ class LoadedModel:
     token_bytes: list[bytes | None] = field(default_factory=list)  # None for special tokens
     lock: threading.Lock = field(default_factory=threading.Lock)
     format_version: int = fmt.FORMAT_VERSION  # the trace format the checkpoint was trained on
+    lean: LeanLlama | None = None  # the lean forward pass of a plain Llama (engine/llama.py); None: transformers'
 
     @classmethod
     def load(cls, path: str | Path | None = None, device: str = "cpu") -> LoadedModel:
@@ -149,10 +151,14 @@ class LoadedModel:
     def _index_vocabulary(self) -> None:
         self.special_ids, self.token_bytes = index_vocabulary(self.tokenizer, self.model.config.vocab_size)
         self.format_version = format_version(self.tokenizer, self.model.config)
+        model = self.model
+        self.lean = LeanLlama(model) if LeanLlama.fits(model) else None
 
-    def new_cache(self) -> DynamicCache | EnsembleCache:
+    def new_cache(self) -> DynamicCache | EnsembleCache | KVCache:
         """An empty KV cache for one session (an ensemble keeps one per member)."""
-        return self.model.new_cache() if isinstance(self.model, EnsembleLM) else DynamicCache()
+        if isinstance(self.model, EnsembleLM):
+            return self.model.new_cache()
+        return self.lean.new_cache() if self.lean is not None else DynamicCache()
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
@@ -174,7 +180,7 @@ class NeuralEngine(FrameEngine):
     def __init__(self, loaded: LoadedModel) -> None:
         super().__init__()
         self.m = loaded
-        self.cache: DynamicCache | EnsembleCache | None = None
+        self.cache: DynamicCache | EnsembleCache | KVCache | None = None
         self.max_context = int(getattr(loaded.model.config, "max_position_embeddings", 2048))
         self.last_logits: torch.Tensor | None = None
         self.context_ids: list[int] = []  # the token ids in the cache, in order (for checks and tests)
@@ -237,6 +243,8 @@ class NeuralEngine(FrameEngine):
     def _forward(self, ids: list[int]) -> torch.Tensor:
         """One forward pass of `ids` on this session's cache: the logits after the last of them."""
         assert self.cache is not None
+        if self.m.lean is not None and isinstance(self.cache, KVCache):
+            return self.m.lean.forward(ids, self.cache)
         input_ids = torch.tensor([ids], device=self.m.device)
         out = self.m.model(input_ids=input_ids, past_key_values=self.cache, use_cache=True)
         return out.logits[0, -1].float()

@@ -190,8 +190,12 @@ def test_run_together_refuses_a_session_twice_and_hands_back_engine_errors(tiny:
 def test_runs_past_the_deadline_are_abandoned(tiny: LoadedModel) -> None:
     import time
 
+    def forward(engine: NeuralEngine, program: Program):  # type: ignore[no-untyped-def]
+        yield from engine.start_steps(program)  # from the text: no forward pass
+        return (yield from engine.step_steps(Action(kind="step_into")))
+
     engines = [NeuralEngine(tiny) for _ in range(2)]
-    ops = [(e, e.start_steps(Program(source=DOUBLE, path="<t>", entry=f"f({n})"))) for n, e in enumerate(engines)]
+    ops = [(e, forward(e, Program(source=DOUBLE, path="<t>", entry=f"f({n})"))) for n, e in enumerate(engines)]
     results = run_together(ops, deadline=time.monotonic() - 1)
     assert all(isinstance(r, EngineError) and "time limit" in str(r) for r in results)
     assert all(op.gi_frame is None for _, op in ops)  # closed, not left suspended

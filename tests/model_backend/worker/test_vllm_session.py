@@ -14,6 +14,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from transformers import DynamicCache  # noqa: E402
+
 from model_backend.engine.neural import LoadedModel, NeuralEngine  # noqa: E402
 from model_backend.program import Program  # noqa: E402
 from model_backend.state import Action  # noqa: E402
@@ -44,7 +46,7 @@ class TransformersRequests:
     def generate(self, requests: list[Generation]) -> list[FrameJob]:
         for request in requests:
             self.requests += 1
-            cache = self.loaded.new_cache()
+            cache = DynamicCache()  # transformers' own pass, as vLLM computes it (not the engine's lean one)
             emitted: list[int] = []
             ids = request.prompt
             with torch.inference_mode():

@@ -449,7 +449,11 @@ def test_killed_worker_then_restarted(checkpoint: Path, loaded: LoadedModel) -> 
         # the restarted worker re-opened the session at the state shown, then stepped from it
         reference = NeuralEngine(loaded)
         reference.resume(program, list(engine.history[:-1]) or [shown], engine.inverse)
-        assert after == reference.step(Action(kind="step_into"))
+        expected = reference.step(Action(kind="step_into"))
+        # the worker's batched pass and the in-process lean pass round apart in the last bits
+        assert after.model_copy(update={"confidence": None}) == expected.model_copy(update={"confidence": None})
+        assert after.confidence is not None and expected.confidence is not None
+        assert all(abs(after.confidence[k] - expected.confidence[k]) < 1e-4 for k in expected.confidence)
         assert any("reconnected" in n for n in engine.drain_notices())
         # A worker restarted while the user was idle: the next action just works (one notice).
         w.kill()
