@@ -275,6 +275,10 @@ describe('Python adapter through DebugClient (oracle engine)', function () {
     await dc.configurationDoneRequest();
     await launched;
     await entry;
+    // The entry stop comes from the program's text while the model loads: a step waits for the model.
+    const stepped = dc.waitForEvent('stopped', 240000);
+    await dc.nextRequest({ threadId: 1 });
+    await stepped;
     await dc.continueRequest({ threadId: 1 });
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const paused = dc.waitForEvent('stopped', 60000);
