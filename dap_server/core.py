@@ -117,44 +117,47 @@ def default_engine_factory(name: str, model: str | None, worker: str | None) -> 
 class _Loading:
     """A model engine made and started on a thread of its own (loading a model takes seconds)."""
 
-    def __init__(self, make: Callable[[], Engine], program: Program) -> None:
-        self._make, self._program = make, program
+    def __init__(self, name: str, make: Callable[[], Engine], program: Program) -> None:
+        self._name, self._make, self._program = name, make, program
         self._engine: Engine | None = None
         self._state: State | None = None
         self._error: str | None = None
-        self._closed = False
+        self._lock = threading.Lock()  # whichever of the thread and `close` comes second closes the engine
+        self._finished = self._closed = False
         self._thread = threading.Thread(target=self._run, name="ndb-engine-start", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         try:
-            engine = self._make()
-            self._engine = engine
-            self._state = engine.start(self._program)
+            self._engine = self._make()
+            self._state = self._engine.start(self._program)
         except CoreError as exc:
             self._error = str(exc)
         except Exception as exc:  # noqa: BLE001 - reported by the first command that needs the engine
-            self._error = f"could not start the program: {exc}"
-        if self._closed and self._engine is not None:
-            with contextlib.suppress(Exception):
-                self._engine.close()
+            self._error = f"the {self._name} engine could not start the program: {exc}"
+        with self._lock:
+            self._finished = True
+            if self._closed:
+                self._close_engine()
 
-    def result(self, name: str) -> tuple[Engine, State]:
+    def result(self) -> tuple[Engine, State]:
         """The engine and its first state, once loaded (CoreError if it could not load or start)."""
         self._thread.join()
-        if self._error is not None or self._engine is None or self._state is None:
-            if self._engine is not None:
-                with contextlib.suppress(Exception):
-                    self._engine.close()
-            error = self._error or "it did not start"
-            raise CoreError(error if error.startswith("cannot start") else f"the {name} engine {error}")
+        if self._engine is None or self._state is None:
+            self._close_engine()
+            raise CoreError(self._error or f"the {self._name} engine did not start")
         return self._engine, self._state
 
     def close(self) -> None:
         """Close the engine once it is made (the thread is not waited for)."""
-        self._closed = True
-        if not self._thread.is_alive() and self._engine is not None:
-            with contextlib.suppress(Exception):
+        with self._lock:
+            self._closed = True
+            if self._finished:
+                self._close_engine()
+
+    def _close_engine(self) -> None:
+        if self._engine is not None:
+            with contextlib.suppress(Exception):  # closing must not fail the session
                 self._engine.close()
 
 
@@ -278,7 +281,7 @@ class DebugCore:
                 first = initial_state(loaded)
             except Exception as exc:  # an entry whose arguments are not literals, ...
                 raise CoreError(f"the {engine} engine could not start the program: {exc}") from None
-            self._loading = _Loading(lambda: self._new_engine(engine, model, worker, max_events, follow_steps),
+            self._loading = _Loading(engine, lambda: self._new_engine(engine, model, worker, max_events, follow_steps),
                                      loaded)
             return self._started(first)
         self._engine = self._new_engine(engine, model, worker, max_events, follow_steps)
@@ -302,7 +305,7 @@ class DebugCore:
         """The session's engine (waiting for a model engine that is still loading; CoreError if it failed)."""
         loading, self._loading = self._loading, None
         if loading is not None:
-            engine, state = loading.result(self.engine_name)
+            engine, state = loading.result()
             self._engine = engine
             if self._state is not None and _key(state) != _key(self._state):  # the engine knows better
                 self._state = state

@@ -21,6 +21,7 @@ its forward passes.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -146,13 +147,12 @@ class LoadedModel:
         model.eval()
         loaded = cls(model=model, tokenizer=tokenizer, path=str(path), device=dev)
         loaded._index_vocabulary()
+        loaded.lean = LeanLlama(model) if LeanLlama.fits(model) else None
         return loaded
 
     def _index_vocabulary(self) -> None:
         self.special_ids, self.token_bytes = index_vocabulary(self.tokenizer, self.model.config.vocab_size)
         self.format_version = format_version(self.tokenizer, self.model.config)
-        model = self.model
-        self.lean = LeanLlama(model) if LeanLlama.fits(model) else None
 
     def new_cache(self) -> DynamicCache | EnsembleCache | KVCache:
         """An empty KV cache for one session (an ensemble keeps one per member)."""
@@ -166,8 +166,9 @@ class LoadedModel:
     def line_costs(self, program: Program) -> list[int]:
         return line_costs(self.tokenizer, program)
 
-    @property
+    @functools.cached_property
     def vocabulary(self) -> Vocabulary:
+        """Built once: a decoder takes it for every frame, and it indexes every token."""
         return Vocabulary(self.special_ids, self.token_bytes, self.encode)
 
 
