@@ -255,20 +255,20 @@ def container_children(value: Any) -> list[tuple[str, Any, str]]:
     return []
 
 
+# How the repr of a function, a class and a generator begins -> the name of its type.
+OPAQUE_TYPE_PREFIXES = (("<function ", "function"), ("<class ", "type"), ("<generator object", "generator"))
+
+
 def type_name(value: Any) -> str:
+    """The name of a value's type: a Record's name, an object's class as its repr tells it, Python's
+    type name for a literal; "" for an Opaque whose text does not tell."""
     if isinstance(value, Record):
         return value.name
     if isinstance(value, Opaque):
         text = value.text
         if text.startswith("<") and (" object at " in text or text.endswith(" object>")):
             return text[1:].split(" object")[0].rsplit(".", 1)[-1]  # the tracer drops "at 0x..."
-        if text.startswith("<function "):
-            return "function"
-        if text.startswith("<class "):
-            return "type"
-        if text.startswith("<generator object"):
-            return "generator"
-        return ""
+        return next((name for prefix, name in OPAQUE_TYPE_PREFIXES if text.startswith(prefix)), "")
     return type(value).__name__
 
 
