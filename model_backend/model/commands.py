@@ -18,6 +18,10 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
+# `--weights` of `ndb average` and `ndb ensemble`, read by _parse_weights.
+WeightsOption = Annotated[str | None, typer.Option("--weights", help="Comma-separated weights, one per model (default: equal).")]
+
+
 def _parse_weights(weights: str | None) -> list[float] | None:
     """--weights "3,1" as numbers; None when not given."""
     try:
@@ -108,7 +112,7 @@ def register(app: typer.Typer) -> None:
     def average_command(
         models: Annotated[list[Path], typer.Argument(help="Model directories of one shape and tokenizer (runs' final/).")],
         out: Annotated[Path, typer.Option("--out", help="Directory for the averaged model (replaced as a whole).")],
-        weights: Annotated[str | None, typer.Option("--weights", help="Comma-separated weights, one per model (default: equal).")] = None,
+        weights: WeightsOption = None,
     ) -> None:
         """Average the weights of checkpoints of one shape (a model soup); OUT loads like a run's final/."""
         from model_backend.model.average import AverageError, average_checkpoints
@@ -145,7 +149,7 @@ def register(app: typer.Typer) -> None:
     def ensemble_command(
         models: Annotated[list[Path], typer.Argument(help="Model directories that share one tokenizer (any shapes).")],
         out: Annotated[Path, typer.Option("--out", help="Directory for the ensemble (replaced as a whole).")],
-        weights: Annotated[str | None, typer.Option("--weights", help="Comma-separated weights, one per model (default: equal).")] = None,
+        weights: WeightsOption = None,
         names: Annotated[str | None, typer.Option("--names", help="Comma-separated member folder names (default: the directories' names).")] = None,
     ) -> None:
         """Make an ensemble: the engines decode with the mean of the members' log-probabilities."""
