@@ -8,7 +8,6 @@ import pytest
 
 from model_backend.constructs import CONSTRUCTS, KINDS, constructs, entry_call, kinds
 
-# construct -> (a source that uses it, a close source that does not)
 CALL_CHAIN = """
 # entry: ENTRY
 def a(x):
@@ -21,6 +20,14 @@ def d(x):
     return x
 """
 
+
+def close(source: str, old: str, new: str) -> tuple[str, str]:
+    """A case whose source without the construct is `source` with its one `old` replaced by `new`."""
+    assert source.count(old) == 1, old
+    return source, source.replace(old, new)
+
+
+# construct -> (a source that uses it, a close source that does not)
 CASES: dict[str, tuple[str, str]] = {
     "class_with_repr": (
         """
@@ -84,7 +91,7 @@ CASES: dict[str, tuple[str, str]] = {
         Point = tuple
         """,
     ),
-    "inheritance_super": (
+    "inheritance_super": close(
         """
         class A:
             def __init__(self):
@@ -93,14 +100,7 @@ CASES: dict[str, tuple[str, str]] = {
             def __init__(self):
                 super().__init__()
         """,
-        """
-        class A:
-            def __init__(self):
-                self.a = 1
-        class B(A):
-            def __init__(self):
-                A.__init__(self)
-        """,
+        "super().__init__()", "A.__init__(self)",
     ),
     "property_setter": (
         """
@@ -177,7 +177,7 @@ CASES: dict[str, tuple[str, str]] = {
             return [i for i in range(n) if i % 2 == 0]
         """,
     ),
-    "generator_pipeline": (
+    "generator_pipeline": close(
         """
         def numbers(n):
             yield from range(n)
@@ -188,15 +188,7 @@ CASES: dict[str, tuple[str, str]] = {
             stream = numbers(n)
             return list(squares(stream))
         """,
-        """
-        def numbers(n):
-            yield from range(n)
-        def squares(items):
-            for x in items:
-                yield x * x
-        def run(n):
-            return list(squares(list(range(n))))
-        """,
+        "stream = numbers(n)", "stream = list(range(n))",
     ),
     "custom_exception_caught": (
         """
