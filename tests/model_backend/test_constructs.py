@@ -220,19 +220,21 @@ CASES: dict[str, tuple[str, str]] = {
         """
         class Missing(Exception):
             pass
-        def get(d, k):
-            if k not in d:
-                raise Missing(k)
-            return d[k]
+        def find(pairs, k):
+            for key, value in pairs:
+                if key == k:
+                    return value
+            raise Missing(k)
         """,
         """
         class Missing(Exception):
             pass
-        def get(d, k):
+        def find(pairs, k):
             try:
-                if k not in d:
-                    raise Missing(k)
-                return d[k]
+                for key, value in pairs:
+                    if key == k:
+                        return value
+                raise Missing(k)
             except Missing:
                 return None
             raise ValueError(k)
