@@ -207,12 +207,12 @@ def test_the_grammar_writes_the_values_a_call_receives() -> None:
 
 
 RETURNS = """\
-total = 0
-
-
 class Box:
     def __init__(self, n):
         self.n = n
+
+
+total = 0
 
 
 def bump(k):
