@@ -2,7 +2,7 @@
 # breakpoints: 10, 18
 class Rect:
     def __init__(self, w, h):
-        self.w = w
+        self.w = max(0, w)
         self.h = h
 
     @property
