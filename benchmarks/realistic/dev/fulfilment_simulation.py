@@ -70,6 +70,9 @@ class Product:
         self._stock = 0
         self.stock = stock
 
+    def __repr__(self):
+        return f"Product({self.sku}, stock={self.stock})"
+
     @property
     def stock(self):
         return self._stock
@@ -87,9 +90,6 @@ class Product:
             raise OutOfStock(self.sku, quantity, self.stock)
         self.stock -= quantity
         return round(self.price * quantity, 2)
-
-    def __repr__(self):
-        return f"Product({self.sku}, stock={self.stock})"
 
 
 class PerishableProduct(Product):
