@@ -32,9 +32,10 @@ Breakpoints may carry a condition, a hit condition or a log message (the `# spec
 the exception filters are `uncaught` for the programs named `*uncaught*`, `raised` for `*raised*`.
 
 Programs: DEFAULT_PROGRAMS (module-mode programs of tests/programs, the programs written for parity in
-tests/parity_programs, and module-mode variants of entry-mode corpus programs, written at load time by
-tests/support/module_mode.py: the entry called at module level, same line numbers; all three named
-`parity/NAME` but the first); with NDB_PARITY_ALL=1 every one of them. KNOWN_BUGS are adapter mismatches, marked
+tests/parity_programs, and variants written at load time by tests/support/module_mode.py: module-mode
+variants of entry-mode corpus programs, the entry called at module level, same line numbers, and script
+variants of module-mode ones, with breakpoints and a script of their own; all named `parity/NAME` but
+the first); with NDB_PARITY_ALL=1 every one of them. KNOWN_BUGS are adapter mismatches, marked
 xfail(strict). The sessions run on a 2-worker pool (at most two debugpy sessions at a time), each
 program's two adapters concurrently. `python tests/dap_server/test_debugpy_parity.py [NAME ...]` prints both
 transcripts side by side.
@@ -63,7 +64,7 @@ if str(ROOT) not in sys.path:
 
 from tests.support.dap_client import DapClient, Session, TcpServer  # noqa: E402
 from tests.support.module_mode import PARITY_DIR as PARITY  # noqa: E402
-from tests.support.module_mode import write_variants  # noqa: E402
+from tests.support.module_mode import write_script_variants, write_variants  # noqa: E402
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -170,7 +171,7 @@ def program_id(path: Path) -> str:
 
 def all_programs() -> list[Path]:
     corpus = [p for p in sorted(CORPUS.glob("*.py")) if header(p, "entry") is None]
-    return corpus + sorted([*PARITY.glob("*.py"), *write_variants()], key=lambda p: p.stem)
+    return corpus + sorted([*PARITY.glob("*.py"), *write_variants(), *write_script_variants()], key=lambda p: p.stem)
 
 
 def selected_programs() -> list[Path]:

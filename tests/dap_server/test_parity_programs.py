@@ -1,5 +1,6 @@
-"""The debugpy parity test's module-mode variants (tests/support/module_mode.py) keep their corpus program's
-lines, and so its line numbers and breakpoints, and call its entry at module level."""
+"""The debugpy parity test's variants (tests/support/module_mode.py): a module-mode variant keeps its corpus
+program's lines, and so its line numbers and breakpoints, and calls its entry at module level; a script
+variant keeps its program's lines two lines down, under its own breakpoints and script."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.module_mode import PROGRAMS_DIR, VARIANT_NAMES, module_mode, write_variants
+from tests.support.module_mode import (
+    PROGRAMS_DIR,
+    SCRIPT_VARIANTS,
+    VARIANT_NAMES,
+    module_mode,
+    script_variant,
+    write_script_variants,
+    write_variants,
+)
 
 
 def test_a_variant_keeps_every_line_but_the_entry_header(tmp_path: Path) -> None:
@@ -35,3 +44,20 @@ def test_a_variant_prints_what_its_entry_returns(tmp_path: Path) -> None:
 def test_a_program_without_an_entry_header_has_no_variant() -> None:
     with pytest.raises(ValueError, match="entry"):
         module_mode("x = 1\n", "plain")
+
+
+def test_a_script_variant_keeps_its_programs_lines_under_its_own_headers(tmp_path: Path) -> None:
+    paths = write_script_variants(out=tmp_path)
+    assert [p.stem for p in paths] == list(SCRIPT_VARIANTS)
+    for path in paths:
+        program, _, breakpoints, script = SCRIPT_VARIANTS[path.stem]
+        source = (PROGRAMS_DIR / f"{program}.py").read_text().splitlines()
+        variant = path.read_text().splitlines()
+        assert variant[1:3] == [f"# breakpoints: {breakpoints}", f"# script: {script}"]
+        assert variant[3:] == source[1:]
+        assert all(variant[int(line) - 1].strip() for line in breakpoints.split(","))  # on lines of code
+
+
+def test_a_program_without_a_breakpoints_header_has_no_script_variant() -> None:
+    with pytest.raises(ValueError, match="breakpoints"):
+        script_variant("# entry: f()\nx = 1\n", "plain", "a purpose", "2", "next")
