@@ -11,38 +11,53 @@ import pytest
 
 from model_backend.program import Program
 from model_backend.sandbox import Limits, run_trace
+from tests.support import TESTS
 
 FAST = Limits(wall_time=3.0, cpu_time=2, memory_mb=512)
 # The CPU limit must fire before the wall clock's even when other processes share the CPU: one second of
 # CPU takes several of wall-clock time on a loaded machine.
 CPU_BOUND = Limits(wall_time=30.0, cpu_time=1, memory_mb=512)
 
+
+def hostile(name: str) -> str:
+    """The source of the hostile program tests/hostile/NAME.py (which test_sandbox_hostile also runs, with
+    its checks that nothing leaks)."""
+    return (TESTS / "hostile" / f"{name}.py").read_text(encoding="utf-8")
+
+
+HUGE_FILE = """\
+with open('big.bin', 'wb') as f:
+    while True:
+        f.write(b'x' * (1 << 20))
+"""
+
+CATCHES_EVERYTHING = """\
+x = 0
+while True:
+    try:
+        x += 1
+    except BaseException:
+        pass
+"""
+
 CASES = {
     # name: (source, expected exit, a word the reason must contain)
-    "infinite loop": ("x = 0\nwhile True:\n    x += 1\n", "never", "event limit"),
-    "loop in C code": ("while True:\n    sum(range(10**8))\n", "never", "CPU time"),
-    "allocates 50 GB": ("a = 1\nb = bytearray(50 * 1024**3)\n", "error", "MemoryError"),
+    "infinite loop": (hostile("infinite_loop"), "never", "event limit"),
+    "loop in C code": (hostile("c_loop"), "never", "CPU time"),
+    "allocates 50 GB": (hostile("alloc_50gb"), "error", "MemoryError"),
     "fork bomb": ("import os\nwhile True:\n    os.fork()\n", "error", "os.fork"),
     "subprocess": ("import subprocess\nsubprocess.run(['ls'])\n", "error", "subprocess.Popen"),
-    "huge file": (
-        "with open('big.bin', 'wb') as f:\n    while True:\n        f.write(b'x' * (1 << 20))\n",
-        "error",
-        "File too large",
-    ),
+    "huge file": (HUGE_FILE, "error", "File too large"),
     "write outside": ("open('/tmp/ndb-evil.txt', 'w').write('x')\n", "error", "only inside"),
-    "os._exit(3)": ("import os\nx = 1\nos._exit(3)\n", "error", "status 3"),
+    "os._exit(3)": (hostile("os_exit"), "error", "status 3"),
     "os._exit(0)": ("import os\nx = 1\nos._exit(0)\n", "normal", "os._exit(0)"),
     "kills itself": ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", "error", "os.kill"),
     "raises SIGKILL": ("import signal\nsignal.raise_signal(signal.SIGKILL)\n", "error", "SIGKILL"),
-    "segfault": ("import faulthandler\nfaulthandler._sigsegv()\n", "error", "segmentation fault"),
+    "segfault": (hostile("segfault"), "error", "segmentation fault"),
     "sys.exit(3)": ("import sys\nsys.exit(3)\n", "error", "SystemExit: 3"),
     "reads stdin": ("x = input()\n", "error", "EOFError"),
     "network": ("import socket\nsocket.socket().connect(('127.0.0.1', 9))\n", "error", "Address family not supported"),
-    "catches everything": (
-        "x = 0\nwhile True:\n    try:\n        x += 1\n    except BaseException:\n        pass\n",
-        "never",
-        "event limit",
-    ),
+    "catches everything": (CATCHES_EVERYTHING, "never", "event limit"),
 }
 
 
