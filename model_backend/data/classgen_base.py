@@ -1,6 +1,6 @@
 """The pieces every part of the class-based program generator (classgen*.py) builds with: the program's
 `Domain` (its vocabulary), a `Part` of a program, `Gen` (random choices and unique names for one program),
-and the text helpers `fill`, `block` and `indent`."""
+and the text helpers `fill`, `record_class`, `block` and `indent`."""
 
 from __future__ import annotations
 
@@ -118,6 +118,17 @@ class Gen:
 def fill(text: str, **names: object) -> str:
     """`text` dedented, with `$name` placeholders replaced (a missing one raises KeyError)."""
     return Template(textwrap.dedent(text).strip("\n")).substitute({k: str(v) for k, v in names.items()})
+
+
+def record_class(cls: str, d: Domain) -> str:
+    """`class cls` whose __init__ keeps the domain's label and quantity, as fill writes it. A template
+    that gives the class more methods takes it as a placeholder on a line of its own at the template's
+    outer level, the methods indented one level under it."""
+    return fill("""
+        class $cls:
+            def __init__(self, $label, $qty):
+                self.$label = $label
+                self.$qty = $qty""", cls=cls, label=d.label, qty=d.qty)
 
 
 def block(*pieces: str | None) -> str:

@@ -4,7 +4,7 @@ loops and f-string formatting. Each is a function `(Gen) -> Part`; `classgen_par
 
 from __future__ import annotations
 
-from model_backend.data.classgen_base import Gen, Part, fill, indent
+from model_backend.data.classgen_base import Gen, Part, fill, indent, record_class
 
 # ---------------------------------------------------------------------------------------------------
 # functions: closures, decorators, generators
@@ -452,10 +452,7 @@ def serialize(g: Gen) -> Part:
     cls = g.name([d.entity + "Doc", d.entity + "Snapshot", "Snapshot"])
     fn = g.name(["round_trip", "save_and_load", "export_state"])
     code = fill("""
-        class $cls:
-            def __init__(self, $label, $qty):
-                self.$label = $label
-                self.$qty = $qty
+        $record
 
             def to_dict(self):
                 return {"$label": self.$label, "$qty": self.$qty}
@@ -470,7 +467,7 @@ def serialize(g: Gen) -> Part:
             text = json.dumps([x.to_dict() for x in docs], sort_keys=True)
             back = [$cls.from_dict(x) for x in json.loads(text)]
             same = all(a.$qty == b.$qty for a, b in zip(docs, back))
-            return same, len(text)""", cls=cls, label=d.label, qty=d.qty, fn=fn)
+            return same, len(text)""", record=record_class(cls, d), cls=cls, label=d.label, qty=d.qty, fn=fn)
     return Part([code], f"{fn}($ARG)", "pairs", g.pick(["saved", "exported", "json_ok"]), imports={"import json"})
 
 

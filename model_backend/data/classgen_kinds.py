@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from model_backend.data.classgen_base import Gen, Part, fill, indent
+from model_backend.data.classgen_base import Gen, Part, fill, indent, record_class
 
 # ---------------------------------------------------------------------------------------------------
 # recursion on trees and graphs
@@ -317,10 +317,7 @@ def record_parser(g: Gen) -> Part:
     parse = g.name(["parse_line", "read_record", "split_record"])
     fn = g.name(["parse_all", "load_records", "read_lines"])
     code = fill("""
-        class $cls:
-            def __init__(self, $label, $qty):
-                self.$label = $label
-                self.$qty = $qty
+        $record
 
 
         def $parse(line):
@@ -343,7 +340,8 @@ def record_parser(g: Gen) -> Part:
                     continue
                 if rec is not None:
                     records.append(rec)
-            return sum(r.$qty for r in records), errors""", cls=cls, label=d.label, qty=d.qty, parse=parse, fn=fn)
+            return sum(r.$qty for r in records), errors""", record=record_class(cls, d), cls=cls, qty=d.qty,
+                parse=parse, fn=fn)
 
     def lines() -> str:
         out = [f"{w}:{g.rng.randint(1, 30)}" for w in g.words(2, 3)]
