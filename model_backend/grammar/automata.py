@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # annotations only: facts.py builds on the rules, which build
     from model_backend.grammar.facts import ProgramFacts
 
 MAX_STRING = 240  # bytes in one JSON string (reprs are cut at 200 characters by the tracer)
+MAX_TEXT = 8192  # bytes in a frame's printed text or exit reason, which no repr cut bounds (a frame's token
+# limit, MAX_FRAME_TOKENS, ends a longer one first)
 MAX_STACK = 32
 
 
@@ -134,7 +136,8 @@ def _unique_keys_step(braces: Braces, quote: int, char: int) -> Braces | None:
 
 @dataclass(frozen=True)
 class JsonString:
-    """A JSON string as json.dumps(ensure_ascii=False) writes it, at most MAX_STRING bytes inside.
+    """A JSON string as json.dumps(ensure_ascii=False) writes it, at most `limit` bytes inside (MAX_STRING
+    for a value; MAX_TEXT for printed text, which a program writes without any cut).
 
     With `repr_shape`, the string holds a Python repr: its brackets close in order and its string
     literals end before the closing quote (unless it is long enough to be one the tracer cut), and no
@@ -153,6 +156,7 @@ class JsonString:
     run: int = 0  # how many times `last` repeats at the end (plain characters only)
     unique_keys: bool = False  # with repr_shape: refuse a plain dict key or set element written twice
     braces: Braces = ()  # for unique_keys (see _unique_keys_step)
+    limit: int = MAX_STRING
 
     def feed(self, data: bytes) -> JsonString | None:
         phase, length, last, run = self.phase, self.length, self.last, self.run
@@ -169,7 +173,7 @@ class JsonString:
                     if shape and (brackets or quote) and length < CUT_REPR:
                         return None
                     phase = 7
-                elif length >= MAX_STRING:
+                elif length >= self.limit:
                     return None
                 elif byte == 0x5C:
                     phase, length, run = 2, length + 1, 0
@@ -209,7 +213,7 @@ class JsonString:
                     return None
                 brackets, quote, escaped = stepped
             last = byte
-        return JsonString(phase, length, last, shape, brackets, quote, escaped, run, self.unique_keys, braces)
+        return JsonString(phase, length, last, shape, brackets, quote, escaped, run, self.unique_keys, braces, self.limit)
 
     @property
     def complete(self) -> bool:

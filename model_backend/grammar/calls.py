@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 
 from model_backend.grammar.containers import MUTATOR_NAMES
 from model_backend.grammar.syntax import (
@@ -35,19 +36,14 @@ from model_backend.grammar.syntax import (
 from model_backend.grammar.values import READING_FUNCTIONS, READING_METHODS, expression_reads
 
 
-def _plain_functions(tree: ast.Module) -> frozenset[str]:
-    """Names that can only ever mean one plain function of the program: bound by a single undecorated
-    `def` that cannot yield or await, and by nothing else anywhere (no other def, class, assignment,
-    parameter, import, loop or `as` target, `global`/`nonlocal`). A load of such a name runs that
-    function when called, or raises NameError."""
-    defs: dict[str, int] = {}
-    plain: set[str] = set()
+def _sole_definitions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+    """Names bound by a single `def` or `class` statement and by nothing else anywhere (no other def, class,
+    assignment, parameter, import, loop or `as` target, `global`/`nonlocal`), with that statement."""
+    defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]] = {}
     other: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            defs[node.name] = defs.get(node.name, 0) + 1
-            if isinstance(node, ast.FunctionDef) and not node.decorator_list and not is_generator_def(node):
-                plain.add(node.name)
+            defs.setdefault(node.name, []).append(node)
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             other.add(node.id)
         elif isinstance(node, ast.arg):
@@ -60,7 +56,15 @@ def _plain_functions(tree: ast.Module) -> frozenset[str]:
             other.add(node.rest)
         elif isinstance(node, ast.Global | ast.Nonlocal):
             other.update(node.names)
-    return frozenset(name for name in plain if defs[name] == 1 and name not in other)
+    return {name: nodes[0] for name, nodes in defs.items() if len(nodes) == 1 and name not in other}
+
+
+def _plain_functions(tree: ast.Module) -> frozenset[str]:
+    """Names that can only ever mean one plain function of the program: bound by a single undecorated
+    `def` that cannot yield or await, and by nothing else (_sole_definitions). A load of such a name runs
+    that function when called, or raises NameError."""
+    return frozenset(name for name, node in _sole_definitions(tree).items()
+                     if isinstance(node, ast.FunctionDef) and not node.decorator_list and not is_generator_def(node))
 
 
 def _runs_a_call(node: ast.AST, functions: frozenset[str]) -> bool:
@@ -183,10 +187,13 @@ def _bind(func: ast.FunctionDef, call: ast.Call, max_repr: int,
 Binding = tuple[tuple[tuple[str, ArgumentSource], ...], frozenset[str]]  # parameters, names to check
 
 
-def call_bindings(tree: ast.Module, max_repr: int) -> dict[tuple[int, str], Binding]:
+def call_bindings(tree: ast.Module, max_repr: int, objects: bool = True) -> dict[tuple[int, str], Binding]:
     """(line, function) -> the call event's parameters and where their values come from, for lines that
     hold one statement, on that line alone, whose only call is of a plain module-level function of the
-    program (see _plain_functions) with arguments that are inert expressions (inert_lines). A step_into
+    program (see _plain_functions), or is `NAME.method(...)` of an instance method (_instance_methods:
+    its first parameter comes from ("receiver", NAME), which the caller checks holds an instance), with
+    arguments that are inert expressions (inert_lines); or `Class(...)` of a class whose `__init__` runs first
+    (_initializers), `self` then the new instance as the tracer writes it (`objects`: trace format 3 on). A step_into
     from the line's event that lands on that function's call event has run nothing else, so the frame's
     locals are exactly its parameters, holding the named variables' values. With the bindings come the
     names that arguments other than a name or a literal read: the caller checks they hold builtin values
@@ -207,15 +214,100 @@ def call_bindings(tree: ast.Module, max_repr: int) -> dict[tuple[int, str], Bind
                 continue
         assert isinstance(call.func, ast.Name)
         bound = _bind(defs[call.func.id], call, max_repr, program_names)
-        if bound is not None:
+        _record_binding(found, node.lineno, call.func.id, call, bound, program_names)
+    methods = _instance_methods(tree)
+    classes = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+    initializers = _initializers(tree)
+    for node in statements_binding_names(tree):
+        call = node.value
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in initializers
+                and all(inert_expression(a) for a in [*call.args, *(k.value for k in call.keywords)])):
+            init = initializers[call.func.id]  # `Class(...)`: `self` is the new instance, with no attribute yet
+            bound = _bind(init, ast.Call(func=call.func, args=[ast.Constant(None), *call.args], keywords=call.keywords),
+                          max_repr, program_names)
+            if bound is not None:
+                fresh = f"{call.func.id}()" if objects else f"<__main__.{call.func.id} object>"
+                bound = ((bound[0][0], ("literal", fresh)), *bound[1:])
+            _record_binding(found, node.lineno, "__init__", call, bound, program_names)
+            continue
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in methods
+                and isinstance(call.func.value, ast.Name) and call.func.value.id not in classes
+                and all(inert_expression(a) for a in [*call.args, *(k.value for k in call.keywords)])):
+            continue
+        receiver = call.func.value.id
+        bound = _bind(methods[call.func.attr], ast.Call(func=call.func, args=[call.func.value, *call.args],
+                                                         keywords=call.keywords), max_repr, program_names)
+        if bound is not None and bound[0][1] == ("name", receiver):
+            bound = (((bound[0][0]), ("receiver", receiver)), *bound[1:])
+        _record_binding(found, node.lineno, call.func.attr, call, bound, program_names)
+    return found
+
+
+def _record_binding(found: dict[tuple[int, str], Binding], line: int, function: str, call: ast.Call,
+                    bound: tuple[tuple[str, ArgumentSource], ...] | None, program_names: set[str]) -> None:
+    """Add a call's binding, with the names its computed arguments read, to `found`."""
+    if bound is not None:
             computed = [a for a in [*call.args, *(k.value for k in call.keywords)]
                         if not isinstance(a, ast.Name | ast.Constant)]
             # the variables they read (not the builtins they call: `len` is no variable of the frame)
             each = [expression_reads(a, program_names) for a in computed]
             reads = frozenset(n.id for a in computed for n in ast.walk(a) if isinstance(n, ast.Name)) if any(
                 r is None for r in each) else frozenset(name for r in each if r is not None for name in r)
-            found[(node.lineno, call.func.id)] = (bound, reads)
+            found[(line, function)] = (bound, reads)
+
+
+def _initializers(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    """Class name -> its `__init__`, for module-level classes that `Class(...)` can only mean (bound by their
+    class statement alone, _sole_definitions) with no base, decorator, keyword or `__slots__`, and an
+    undecorated `__init__` of their own: calling one makes an instance with no attribute, written
+    `Class()`, and runs that `__init__` first."""
+    found: dict[str, ast.FunctionDef] = {}
+    sole = _sole_definitions(tree)
+    for node in tree.body:
+        if not (isinstance(node, ast.ClassDef) and sole.get(node.name) is node and not node.bases
+                and not node.keywords and not node.decorator_list):
+            continue
+        inits = [st for st in node.body if isinstance(st, ast.FunctionDef) and st.name == "__init__"]
+        slots = any(isinstance(t, ast.Name) and t.id == "__slots__" for st in node.body if isinstance(st, ast.Assign)
+                    for t in st.targets)
+        if len(inits) == 1 and not inits[0].decorator_list and not is_generator_def(inits[0]) and not slots and (
+                inits[0].args.posonlyargs or inits[0].args.args):
+            found[node.name] = inits[0]
     return found
+
+
+# How the tracer writes an instance of a plain class: with its fields (trace format 3), or as Python does
+INSTANCE_REPR = re.compile(r"[A-Za-z_][\w.]*\(|<__main__\.[\w.]+ object>")
+
+
+def _instance_methods(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    """Method names that can only mean one instance method: defined once in the program, in the body of a
+    module-level class, undecorated, not a generator and not a dunder; no other def, class, variable,
+    parameter or attribute store of that name anywhere, and no `setattr` (which could shadow it on an
+    instance). `NAME.method(...)` on an instance of a plain class (syntax.defines_a_class) then runs that
+    def with `self` bound to NAME's object, before any other code of the program."""
+    nodes = list(ast.walk(tree))
+    if any(isinstance(n, ast.Name) and n.id in ("setattr", "vars") for n in nodes):
+        return {}
+    defs: dict[str, int] = {}
+    for node in nodes:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defs[node.name] = defs.get(node.name, 0) + 1
+    taken = ({n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+             | {n.arg for n in nodes if isinstance(n, ast.arg)}
+             | {n.attr for n in nodes if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load)}
+             | {(a.asname or a.name).split(".")[0] for n in nodes if isinstance(n, ast.Import | ast.ImportFrom)
+                for a in n.names})
+    methods: dict[str, ast.FunctionDef] = {}
+    for top in tree.body:
+        if not isinstance(top, ast.ClassDef):
+            continue
+        for node in top.body:
+            if (isinstance(node, ast.FunctionDef) and not node.decorator_list and not is_generator_def(node)
+                    and not node.name.startswith("__") and defs[node.name] == 1 and node.name not in taken
+                    and (node.args.posonlyargs or node.args.args)):
+                methods[node.name] = node
+    return methods
 
 
 def _the_one_call(node: ast.Assign | ast.AnnAssign | ast.Expr | ast.Return, defs: dict[str, ast.FunctionDef],

@@ -21,12 +21,16 @@ stack or name refused (at most 20 of each).
 from __future__ import annotations
 
 import json
+import random
 import re
+from collections.abc import Iterable, Iterator
 
+from model_backend import sampler
 from model_backend import trace_format as fmt
 from model_backend.data.build import iter_records, record_text
 from model_backend.grammar import MAX_RUN, FrameConstraint, JsonString, ProgramFacts, Stack
 from model_backend.program import Program
+from model_backend.sandbox import Limits, run_trace
 from model_backend.state import State
 
 
@@ -58,7 +62,29 @@ def walked_frame(facts: ProgramFacts, prev: State | None, state: State, inverse:
 
 
 def check(data: str, split: str, limit: int | None = None) -> list[str]:
-    """The report's lines: the counts, then what the grammar refused (at most 20 of each kind)."""
+    """The report's lines for a build's split: the counts, then what the grammar refused (at most 20 of each
+    kind)."""
+    return check_texts((record_text(record) for record in iter_records(data, split)), f"{data} ({split})", limit)
+
+
+def program_texts(programs: Iterable[Program], trajectories: int, seed: int = 0) -> Iterator[str]:
+    """`trajectories` trajectories of each program (two forward, one inverse, in turn), drawn as a build
+    draws them from one sandboxed trace, in the newest trace format with the whole program in the header."""
+    for index, program in enumerate(programs):
+        result = run_trace(program, Limits())
+        rng = random.Random(seed * 1_000_003 + index)
+        for k in range(trajectories):
+            inverse = k % 3 == 2
+            steps = (sampler.sample_inverse if inverse else sampler.sample_forward)(program, result, rng)
+            if len(steps) < 2:
+                continue
+            for segments in sampler.training_records(program, steps, inverse, fmt.FORMAT_VERSION):
+                yield "".join(text for text, _ in segments)
+
+
+def check_texts(texts: Iterable[str], label: str, limit: int | None = None) -> list[str]:
+    """The report's lines for trajectories in the trace format: the counts, then what the grammar refused
+    (at most 20 of each kind)."""
     values = stacks = trajectories = names = run = frames = loop_steps = appends = stores = returns = ordered = comprehensions = truths = 0
     computed = mutating = mutated = printed = silent = after_call = undone = preceded = 0
     called = after_callee = comprehension_results = cannot_raise = attributes = body_starts = 0
@@ -66,10 +92,10 @@ def check(data: str, split: str, limit: int | None = None) -> list[str]:
     refused_values: list[str] = []
     refused_stacks: list[str] = []
     refused_names: list[str] = []
-    for record in iter_records(data, split):
+    for text in texts:
         if limit is not None and trajectories >= limit:
             break
-        parsed = fmt.parse(record_text(record))
+        parsed = fmt.parse(text)
         if isinstance(parsed, fmt.FormatError):
             continue
         trajectories += 1
@@ -127,7 +153,7 @@ def check(data: str, split: str, limit: int | None = None) -> list[str]:
                 stacks += 1
                 if stack_refused(state, facts):
                     refused_stacks.append(f"{parsed.entry or ''}: line {state.line}, {[(f.function, f.line) for f in state.stack]}")
-    report = [f"{trajectories} trajectories of {data} ({split}): {values} values, refused {len(refused_values)}; "
+    report = [f"{trajectories} trajectories of {label}: {values} values, refused {len(refused_values)}; "
           f"{stacks} stacks, refused {len(refused_stacks)}; {names} local names, refused {len(refused_names)}; "
           f"longest run of one character in a value: {run} (MAX_RUN {MAX_RUN}); "
           f"{frames} whole frames after their actions, refused {len(refused_frames)} "

@@ -1,6 +1,7 @@
 """`ndb grammar`: check the grammar of constrained decoding against traced data.
 
     ndb grammar check DATA SPLIT [N]
+    ndb grammar check-programs benchmarks/realistic/dev [--trajectories 6]
 """
 
 from __future__ import annotations
@@ -30,4 +31,30 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"ndb: error: no build at {data}", err=True)
             raise typer.Exit(2)
         for line in run_check(str(data), split, limit):
+            typer.echo(line)
+
+    @grammar_app.command("check-programs")
+    def check_programs(
+        paths: Annotated[list[Path], typer.Argument(help="Program files, or folders of them (a realistic "
+                                                         "benchmark split: each names its entry call).")],
+        trajectories: Annotated[int, typer.Option(help="Trajectories drawn from each program's trace.")] = 6,
+        seed: Annotated[int, typer.Option(help="Seeds the draws.")] = 0,
+    ) -> None:
+        """Trace each program in the sandbox, draw trajectories from its trace as a build does, and feed
+        them through the grammar's rules as `check` does: what they refuse (it should be nothing) and which
+        rules governed each step, on whole programs rather than a build."""
+        from model_backend.eval.realistic import BenchmarkError, parse_benchmark
+        from model_backend.grammar.check import check_texts, program_texts
+
+        files = sorted(f for p in paths for f in (p.glob("*.py") if p.is_dir() else [p]))
+        try:
+            programs = [parse_benchmark(f).program for f in files]
+        except BenchmarkError as exc:
+            typer.echo(f"ndb: error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        if not programs:
+            typer.echo("ndb: error: no programs", err=True)
+            raise typer.Exit(2)
+        label = f"{len(programs)} programs of {', '.join(str(p) for p in paths)}"
+        for line in check_texts(program_texts(programs, trajectories, seed), label):
             typer.echo(line)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import model_backend.grammar.registry as registry
 from model_backend import trace_format as fmt
 from model_backend.grammar.automata import (
+    MAX_TEXT,
     Choice,
     JsonString,
     Locals,
@@ -232,7 +233,7 @@ class FrameConstraint(LineRules, BindingRules, ContainerRules, LoopRules, Compre
             return Value(Choice(frozenset({returned})) if returned is not None else None, facts.unique_keys)
         if kind == "string":
             printed = self._printed if self.elements and self.elements[self.position].token == fmt.STDOUT else None
-            return Choice(frozenset({fmt._json(printed).encode()})) if printed else JsonString()
+            return Choice(frozenset({fmt._json(printed).encode()})) if printed else JsonString(limit=MAX_TEXT)
         return None  # "src": forced text
 
     def _step_from_line(self) -> bool:

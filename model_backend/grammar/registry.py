@@ -81,7 +81,7 @@ RULES: tuple[Rule, ...] = (
           "`xs.append(v)` leaves the list with `v` added at its end",
           "test_append_adds_the_item_at_the_end"),
     _rule("call_arguments", 10, "locals.entry", lambda frame, ask: frame._call_arguments(ask.keys),
-          "a call binds its parameters to the arguments the calling line passes",
+          "a call binds its parameters to the arguments the calling line passes (a method's `self` to the instance it is called on)",
           "test_call_binds_the_arguments"),
     _rule("comprehension_start", 20, "locals.entry", lambda frame, ask: frame._comprehension_start(ask.keys),
           "a comprehension's frame starts with `.0`, an iterator of its iterable, and its free names",

@@ -82,8 +82,21 @@ def uses_dynamic_lookup(tree: ast.Module) -> bool:
         harmless = set()
     else:
         harmless = {id(node.func) for node in nodes if isinstance(node, ast.Call) and _is_vars_of_an_object(node, imported)}
+        harmless |= _regex_compiles(nodes)
     return any(isinstance(node, ast.Name | ast.Attribute) and _name_of(node) in _DYNAMIC_LOOKUP
                and id(node) not in harmless for node in nodes)
+
+
+def _regex_compiles(nodes: list[ast.AST]) -> set[int]:
+    """The ids of `re.compile` attributes (for a name that only `import re` binds): that compiles a regular
+    expression, not code, and reaches no function of the program."""
+    modules = [a for node in nodes if isinstance(node, ast.Import) for a in node.names]
+    regex = {a.asname or a.name for a in modules if a.name == "re"}
+    regex -= {a.asname or a.name for a in modules if a.name != "re"}
+    regex -= {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    regex -= {a.asname or a.name for n in nodes if isinstance(n, ast.ImportFrom) for a in n.names}
+    return {id(n) for n in nodes if isinstance(n, ast.Attribute) and n.attr == "compile"
+            and isinstance(n.value, ast.Name) and n.value.id in regex}
 
 
 def _is_vars_of_an_object(node: ast.Call, imported: set[str]) -> bool:

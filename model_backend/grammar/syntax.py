@@ -149,8 +149,62 @@ _INERT_NODES = (ast.Constant, ast.Name, ast.List, ast.Tuple, ast.Set, ast.Dict, 
 
 
 def defines_a_class(tree: ast.Module) -> bool:
-    """Whether the program defines a class: its instances' operators and reprs may be the program's code."""
-    return any(isinstance(node, ast.ClassDef) for node in ast.walk(tree))
+    """Whether the program defines a class whose instances may run the program's code where builtins run:
+    in an operator, a comparison, a hash, a repr or str, iteration, truth, or an attribute read. A plain
+    class does not (`plain_class`), and a program whose classes are all plain reads like one without
+    classes: its instances' operators, comparisons and reprs are Python's own (or a dataclass's, which
+    compare and write fields and run no line of the program), and calling the class runs its `__init__`
+    as any call of a function of the program does."""
+    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    names = {node.name for node in classes}
+    return any(not plain_class(node, names) for node in classes)
+
+
+# Bases whose instances run no code of the program's behind operators: the program's plain classes, and
+# these (exceptions, named tuples, enums and ABCs use only the standard library's own machinery).
+_PLAIN_BASES = frozenset({"object", "Exception", "ValueError", "KeyError", "IndexError", "TypeError",
+                          "RuntimeError", "LookupError", "ArithmeticError", "NamedTuple", "Enum", "IntEnum",
+                          "StrEnum", "Flag", "IntFlag", "ABC"})
+# Dunder names a plain class may define: its construction (which runs as a call of the program's code
+# anyway) and its fields.
+_PLAIN_DUNDERS = frozenset({"__init__", "__post_init__", "__slots__"})
+_PLAIN_DECORATORS = frozenset({"dataclass", "staticmethod", "classmethod", "abstractmethod"})
+
+
+def plain_class(node: ast.ClassDef, program_classes: set[str]) -> bool:
+    """A class with no code of its own behind Python's operators: no dunder method but `__init__` and
+    `__post_init__`, no property or other descriptor, no metaclass, no decorator but `dataclass` (and
+    `staticmethod`, `classmethod`, `abstractmethod` on methods), bases among the program's own classes and
+    _PLAIN_BASES, and a body of methods, docstrings, nested plain classes and fields whose values call
+    nothing, or are a dataclass's `field(...)`."""
+    def named(expr: ast.expr, allowed: frozenset[str] | set[str]) -> bool:
+        target = expr.func if isinstance(expr, ast.Call) else expr
+        name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else None
+        return name in allowed
+
+    if node.keywords or not all(named(base, _PLAIN_BASES | program_classes) and not isinstance(base, ast.Call)
+                                for base in node.bases):
+        return False
+    if not all(named(d, {"dataclass"}) for d in node.decorator_list):
+        return False
+    for statement in node.body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+            dunder = statement.name.startswith("__") and statement.name.endswith("__")
+            if (dunder and statement.name not in _PLAIN_DUNDERS) or not all(
+                    named(d, _PLAIN_DECORATORS) and not isinstance(d, ast.Call) for d in statement.decorator_list):
+                return False
+        elif isinstance(statement, ast.Assign | ast.AnnAssign):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            if not all(isinstance(t, ast.Name) and (not t.id.startswith("__") or t.id in _PLAIN_DUNDERS) for t in targets):
+                return False
+            value = statement.value  # a dataclass's `field(...)` (its factory runs as part of construction)
+            if value is not None and not (isinstance(value, ast.Call) and named(value, {"field"})) and any(
+                    isinstance(n, ast.Lambda | ast.Call) for n in ast.walk(value)):
+                return False
+        elif not isinstance(statement, ast.Expr | ast.Pass | ast.ClassDef) or (
+                isinstance(statement, ast.Expr) and not isinstance(statement.value, ast.Constant)):
+            return False
+    return True
 
 
 def inert_expression(node: ast.AST) -> bool:

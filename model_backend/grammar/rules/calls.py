@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from model_backend import trace_format as fmt
 from model_backend.grammar.bindings import value_repr
 from model_backend.grammar.calls import (
+    INSTANCE_REPR,
     RETURNED,
     CallExpression,
     call_bindings,
@@ -77,7 +78,11 @@ class CallRules:
             if source is None or param.encode() not in keys:
                 continue
             kind, text = source
-            if kind == "name":
+            if kind == "receiver":  # a method's `self`: the object NAME holds, where it is an instance
+                if not INSTANCE_REPR.match(prev.locals.get(text, "")):
+                    return ()
+                text = prev.locals[text]
+            elif kind == "name":
                 if text not in prev.locals:
                     continue  # a global or a builtin: not shown, so not known
                 text = prev.locals[text]
@@ -220,4 +225,4 @@ def facts(source: Source) -> dict[str, Any]:
             "pure": frozenset() if dynamic else pure_functions(tree),
             "call_expressions": {} if dynamic else call_expressions(tree), "returns": returned_names(tree),
             "returned_tuples": returned_tuples(tree),
-            "calls": {} if dynamic else call_bindings(tree, source.max_repr), "call_results": call_results(tree)}
+            "calls": {} if dynamic else call_bindings(tree, source.max_repr, source.objects), "call_results": call_results(tree)}

@@ -113,7 +113,7 @@ def forward_steps_checked(program: Program, result: Any, actions: tuple[str, ...
     from model_backend.mdp import TraceMDP
     from model_backend.state import Action
 
-    facts = ProgramFacts.of(program)
+    facts = ProgramFacts.of(program, objects=True)  # run_trace writes trace format 3
     mdp = TraceMDP(result)
     walk = [mdp.start_position()]
     while walk[-1] != mdp.exit_position and len(walk) < 2000:

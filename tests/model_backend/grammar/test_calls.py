@@ -12,8 +12,9 @@ import pytest
 from model_backend import trace_format as fmt
 from model_backend.grammar import EXPRESSION_FRAMES, FrameConstraint, ProgramFacts
 from model_backend.grammar.bindings import value_repr
+from model_backend.grammar.calls import INSTANCE_REPR
 from model_backend.program import Program
-from model_backend.sandbox import run_trace
+from model_backend.sandbox import Limits, run_trace
 from model_backend.state import StackFrame, State
 from tests.model_backend.grammar.support import (
     FLOW,
@@ -148,14 +149,19 @@ def test_the_parameters_a_line_binds_at_its_call() -> None:
         (11, "pick"): ((("text", ("name", "n")), ("i", ("literal", "'j'")), ("sep", ("literal", "', '")),
                         ("opts", ("name", "seq"))), frozenset()),
     }  # not 7 (`*seq`) nor 8 (a missing argument: a TypeError, no call)
-    assert call_bindings(ast.parse(CALLS + "class K:\n    pass\n"), 200) == {}
+    assert call_bindings(ast.parse(CALLS + "class K:\n    pass\n"), 200) == found  # a plain class runs no code of its own
+    assert call_bindings(ast.parse(CALLS + "class K:\n    def __eq__(self, other):\n        return True\n"), 200) == {}  # its `==` may be the program's
 
 
-def _calls_checked(program: Program, events: list) -> int:
-    """On a trace: each call event right after a line event of a line in facts.calls (for that function)
-    holds the bound values the grammar would force; returns how many were checked."""
+def _calls_checked(program: Program, events: list, objects: bool = True) -> int:
+    """On a trace (`objects`: written in trace format 3, as run_trace writes by default): each call event
+    right after a line event of a line in facts.calls (for that function) holds the bound values the grammar
+    would force; returns how many were checked."""
     checked = 0
-    for event, following, (bound, _) in call_events_after_lines(ProgramFacts.of(program).calls, events):
+    for event, following, (bound, _) in call_events_after_lines(ProgramFacts.of(program, objects).calls, events):
+        if any(source is not None and source[0] == "receiver" and not INSTANCE_REPR.match(event.locals.get(source[1], ""))
+               for _, source in bound):
+            continue  # the rule's guard: `self` comes only from a variable that holds an instance
         for param, source in bound:
             if source is not None and source[0] == "expression":
                 want = value_repr(ast.parse(source[1], mode="eval").body, event.locals, 200)
@@ -178,6 +184,61 @@ def test_a_program_traced_here_binds_its_calls() -> None:
     assert _calls_checked(program, result.events) == 3
     line, call = next((a, b) for a, b in pairwise(result.events) if a.event == "line" and a.line == 8 and b.event == "call")
     assert line.locals["d"] != call.locals["text"]
+
+
+METHODS = """\
+class Box:
+    def __init__(self, n):
+        self.n = n
+    def add(self, k, scale=2):
+        self.n += k * scale
+        return self.n
+def main(x):
+    b = Box(x)
+    y = b.add(3)
+    b.add(x + 1, scale=1)
+    kind = Box
+    return kind.add(b, y)
+"""
+
+
+def test_a_method_call_binds_self_to_its_receiver() -> None:
+    """`NAME.method(...)` of an instance method defined once binds `self` to NAME's object (a "receiver",
+    which the rule checks holds an instance); `Class.method(obj, ...)` binds nothing of the kind."""
+    from model_backend.grammar.calls import call_bindings
+
+    assert call_bindings(ast.parse(METHODS), 200) == {
+        (8, "__init__"): ((("self", ("literal", "Box()")), ("n", ("name", "x"))), frozenset()),  # a new instance
+        (9, "add"): ((("self", ("receiver", "b")), ("k", ("literal", "3")), ("scale", ("literal", "2"))), frozenset()),
+        (10, "add"): ((("self", ("receiver", "b")), ("k", ("expression", "x + 1")), ("scale", ("literal", "1"))),
+                      frozenset({"x"})),
+        # checked when it runs: `kind` holds the class, so the rule stays off (below)
+        (12, "add"): ((("self", ("receiver", "kind")), ("k", ("name", "b")), ("scale", ("name", "y"))), frozenset()),
+    }
+    for shadowing in ("    b.add = print\n", "def add(k):\n    return k\n", "    setattr(b, 'add', print)\n"):
+        assert set(call_bindings(ast.parse(METHODS.replace("    kind = Box\n", shadowing)), 200)) == {(8, "__init__")}
+    for other in ("class Box(dict):", "class Box:\n    __slots__ = ('n',)", "Box = list\nclass Box:"):
+        assert (8, "__init__") not in call_bindings(ast.parse(METHODS.replace("class Box:", other)), 200)
+    assert call_bindings(ast.parse(METHODS), 200, objects=False)[(8, "__init__")][0][0] == (
+        "self", ("literal", "<__main__.Box object>"))  # trace format 2 writes it as Python does
+    program = Program(source=METHODS, entry="main(1)")
+    assert _calls_checked(program, run_trace(program).events) == 3
+    assert _calls_checked(program, run_trace(program, Limits(objects=False)).events, objects=False) == 3
+
+    facts = ProgramFacts.of(program)
+
+    def accepted(receiver: str, locals_text: str) -> bool:
+        prev = State(event="line", line=9, stack=[StackFrame(function="main", line=9)], locals={"x": "1", "b": receiver})
+        constraint = FrameConstraint(facts, prev, False, "step_into")
+        constraint.push_frame_text(f"{fmt.EVENT_TOKENS[(False, 'call')]}{fmt.LINENO}4{fmt.STACK}"
+                                   f'[["main", 9], ["add", 4]]{fmt.SRC}{facts.lines[4]}{fmt.ARG}')
+        return constraint.accepts_text(locals_text.encode()) and bool(constraint.slot.feed(locals_text.encode()).complete)  # type: ignore[union-attr]
+
+    right = '{"self": "Box(n=1)", "k": "3", "scale": "2"}'
+    assert accepted("Box(n=1)", right)
+    assert not accepted("Box(n=1)", right.replace("n=1", "n=2")) and not accepted("Box(n=1)", right.replace('"3"', '"4"'))
+    free = '{"self": "4", "k": "3", "scale": "2"}'  # what a class in NAME would bind (`self` is the first argument)
+    assert accepted("<class '__main__.Box'>", free) and not accepted("Box(n=1)", free)
 
 
 def test_the_grammar_writes_the_values_a_call_receives() -> None:
@@ -411,7 +472,8 @@ def test_the_functions_that_change_no_object_of_their_callers() -> None:
     tree = ast.parse(CALL_RESULTS)
     assert pure_functions(tree) == {"collect", "fact"}  # main calls grow
     assert "grow" not in pure_functions(tree) and "alias" not in pure_functions(tree)  # through a parameter, an alias
-    assert not pure_functions(ast.parse("class A:\n    pass\n" + CALL_RESULTS))  # an object's methods may be the program's
+    assert not pure_functions(ast.parse("class K:\n    def __eq__(self, other):\n        return True\n" + CALL_RESULTS))  # an object's operators may be the program's
+    assert pure_functions(ast.parse("class A:\n    pass\n" + CALL_RESULTS)) == pure_functions(ast.parse(CALL_RESULTS))
     assert "fact" not in pure_functions(ast.parse(CALL_RESULTS.replace("1 if n < 2", "grow([]) if n < 2")))  # calls a grow
     passed = ("def adds(xs, ys):\n    list(map(xs.append, ys))\n\n\n"
               "def keyed(ws, d):\n    return sorted(ws, key=str.lower) + sorted(d, key=d.get)\n")

@@ -11,6 +11,8 @@ from typer.testing import CliRunner
 
 from dap_server.cli import app
 from model_backend.data.build import build_dataset
+from model_backend.grammar.automata import MAX_STRING
+from model_backend.grammar.check import program_texts
 from model_backend.program import Program
 
 PROGRAMS = [
@@ -19,6 +21,7 @@ PROGRAMS = [
     Program(source="def g(n):\n    out = []\n    for i in range(n):\n        out.append(i * i)\n    return out\n",
             entry="g(4)"),
 ]
+LOUD = "def main(n):\n    text = 'word ' * n\n    print(text)\n    return len(text)\n"  # prints 5n + 1 characters
 HEAD = re.compile(r"(\d+) trajectories of (.+) \((\w+)\): (\d+) values, refused 0; (\d+) stacks, refused 0; "
                   r"(\d+) local names, refused 0; longest run of one character in a value: \d+ \(MAX_RUN 64\); "
                   r"(\d+) whole frames after their actions, refused 0 \((\d+) of them steps from a `for` header")
@@ -49,6 +52,28 @@ def test_check_reads_only_the_first_n_trajectories(built: Path) -> None:
     result = CliRunner().invoke(app, ["grammar", "check", str(built), "train", "2"])
     assert result.exit_code == 0, result.output
     assert result.output.startswith(f"2 trajectories of {built} (train): ")
+
+
+def test_check_programs_traces_a_folder_of_programs_and_refuses_nothing(tmp_path: Path) -> None:
+    """Programs as a realistic benchmark split writes them (an entry line in the header), one of which prints
+    more than a value's bound (a printed text has its own, MAX_TEXT)."""
+    (tmp_path / "loud.py").write_text("# entry: main(60)\n" + LOUD)
+    (tmp_path / "sums.py").write_text("# entry: f([1, 2, 3])\n" + PROGRAMS[0].source)
+    result = CliRunner().invoke(app, ["grammar", "check-programs", str(tmp_path), "--trajectories", "4"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert len(lines) == 1, lines
+    head = re.match(r"(\d+) trajectories of 2 programs of .*whole frames after their actions, refused 0 ", lines[0])
+    assert head is not None and int(head.group(1)) == 8, lines[0]
+    stdout_steps = [text for text in program_texts([Program(source=LOUD, entry="main(60)")], 4)
+                    if any(len(m) > MAX_STRING for m in re.findall(r"<\|stdout_sep\|>(\"[^<]*)", text))]
+    assert stdout_steps  # the check above covered a printed text longer than a value may be
+
+
+def test_check_programs_names_a_file_without_an_entry(tmp_path: Path) -> None:
+    (tmp_path / "bare.py").write_text(PROGRAMS[0].source)
+    result = CliRunner().invoke(app, ["grammar", "check-programs", str(tmp_path / "bare.py")])
+    assert result.exit_code == 2 and "entry" in result.output
 
 
 def test_check_of_a_missing_build_fails(tmp_path: Path) -> None:

@@ -338,6 +338,12 @@ def test_locals_are_names_the_frames_function_can_hold() -> None:
         ("def show(box):\n    look = vars\n    return look(box)\n", True),  # vars as a value
         ("def show(box):\n    return vars(box.inner)\n", True),  # an attribute might be a module
         ("import __main__ as me\ndef show():\n    box = me\n    return vars(box)\n", True),  # the program's own
+        ("import re\nWORD = re.compile('[a-z]+')\n", False),  # a regular expression, not code
+        ("import re as regex\nWORD = regex.compile('[a-z]+')\n", False),
+        ("import re\nimport builtins as re\nWORD = re.compile('x = 1', 'f', 'exec')\n", True),  # not the re module
+        ("import re\nre = __builtins__\nWORD = re.compile('x = 1', 'f', 'exec')\n", True),
+        ("import re\nfrom builtins import compile as re\nWORD = re.compile\n", True),
+        ("def show(box):\n    return box.compile('x = 1', 'f', 'exec')\n", True),  # any object's compile
     ],
 )
 def test_only_vars_of_an_object_keeps_the_rules(tail: str, dynamic: bool) -> None:

@@ -59,7 +59,9 @@ def test_the_inert_lines_and_what_they_read() -> None:
                      13: {"a", "z"}, 14: {"a", "z"}, 15: {"a", "z"}}
     # 3 calls, 7 changes a list in place, 9 unpacks a value (which may run a generator), 10 holds an
     # `if` and a statement. A class's operators may be the program's code: no line is inert.
-    assert inert_lines(ast.parse(INERT + "class K:\n    pass\n")) == {}
+    assert inert_lines(ast.parse(INERT + "class K:\n    def __eq__(self, other):\n        return True\n")) == {}  # its operators may be the program's code
+    plain = inert_lines(ast.parse("class K:\n    pass\n" + INERT))  # a plain class: the same lines, two further on
+    assert plain.items() >= {line + 2: reads for line, reads in inert_lines(ast.parse(INERT)).items()}.items()
 
 
 def _steps_from_inert_lines(program: Program, events: list) -> int:
@@ -191,7 +193,9 @@ def test_the_lines_that_store_one_item() -> None:
         15: store("big", "item", ("literal", "0"), {"big", "xs"}),
         16: store("xs", "append", None, {"xs"}),
     }  # not 17 (a call of the program's function), 18 (a key computed), 19 (pop changes the dict)
-    assert item_stores(ast.parse("class C:\n    pass\n" + STORES), 200) == {}  # an object's methods may be the program's
+    assert item_stores(ast.parse("class K:\n    def __eq__(self, other):\n        return True\n" + STORES), 200) == {}  # an object's operators may be the program's
+    assert item_stores(ast.parse("class C:\n    pass\n" + STORES), 200) == {  # a plain class: two lines further on
+        line + 2: store for line, store in item_stores(ast.parse(STORES), 200).items()}
 
 
 def test_a_program_traced_here_keeps_the_items_a_store_leaves() -> None:
@@ -341,7 +345,9 @@ def test_the_lines_that_change_objects_only_through_names() -> None:
         10: (names({"array"}), names({"array"})),
         17: (names({"d"}), names({"d"})),
     }  # not 11 (it binds, `get` only reads: the inert rule's), not 12 (a call of the program's code)
-    assert mutating_lines(ast.parse("class A:\n    pass\n" + MUTATING)) == {}  # an object's methods may be the program's
+    assert mutating_lines(ast.parse("class K:\n    def __eq__(self, other):\n        return True\n" + MUTATING)) == {}  # an object's operators may be the program's
+    assert mutating_lines(ast.parse("class A:\n    pass\n" + MUTATING)) == {  # a plain class: two lines further on
+        line + 2: names for line, names in mutating_lines(ast.parse(MUTATING)).items()}
 
 
 def test_a_store_leaves_the_objects_it_cannot_reach() -> None:
