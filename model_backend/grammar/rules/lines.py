@@ -22,6 +22,7 @@ from model_backend.grammar.lines import (
 from model_backend.grammar.lines import truth as deduced_truth
 from model_backend.grammar.shown import calls_deep, truth_of
 from model_backend.grammar.source import EXPRESSION_FRAMES, Source
+from model_backend.grammar.syntax import Lines
 from model_backend.state import State
 
 if TYPE_CHECKING:
@@ -247,12 +248,35 @@ class LineRules:
             yield state
 
 
+def entering_in_order(following: dict[int, Lines], orders: dict[int, tuple[tuple[int, ...], tuple[int, int]]]
+                      ) -> dict[int, Lines]:
+    """`following` (lines.next_lines) for statements whose line events follow their code
+    (lines.statement_line_orders): a step from a line outside such a statement lands on its first event
+    line, not on any of its lines (its first instruction runs first, and its line differs from the line
+    before); a step from one of its lines goes to a line that comes next in the order, or leaves the
+    statement (when it ends, or raises to a handler)."""
+    result = {}
+    for line, lines in following.items():
+        entered = set()
+        for target in lines:
+            order, (first, last) = orders.get(target, ((target,), (line, line)))
+            entered.add(target if first <= line <= last else order[0])
+        own = orders.get(line)
+        if own is not None:
+            order, (first, last) = own
+            entered = {t for t in entered if not first <= t <= last} | {
+                order[i + 1] for i in range(len(order) - 1) if order[i] == line}
+        result[line] = frozenset(entered)
+    return result
+
+
 def facts(source: Source) -> dict[str, Any]:
     """Lines and branches: which line can follow which, where a frame can end, the order of a
     statement's line events, `if`/`while` tests, lines that always call, lines that run no code, where
     each function's body starts."""
     tree, dynamic = source.tree, source.dynamic
-    return {"next_lines": next_lines(tree), "ends": frame_ends(tree), "body_starts": body_starts(tree),
-            "line_orders": statement_line_orders(source.program.source, tree),
+    orders = statement_line_orders(source.program.source, tree)
+    return {"next_lines": entering_in_order(next_lines(tree), orders), "ends": frame_ends(tree),
+            "body_starts": body_starts(tree), "line_orders": orders,
             "truths": {} if dynamic else truth_tests(tree), "must_call": must_call_lines(tree),
             "inert": {} if dynamic else inert_lines(tree)}

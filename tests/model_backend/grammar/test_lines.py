@@ -185,6 +185,20 @@ def test_the_grammar_follows_the_order_of_a_statements_lines() -> None:
     assert lines_after(at(5), at(3), at(5), at(6), at(5), at(7)) == {4}  # the third: `return (` on line 4
     assert lines_after(at(6), at(5)) == {5}
     assert lines_after(at(5)) == {6, 7, 4}  # the trail does not tell which time: any
+    assert lines_after(at(3)) == {5}  # into the statement: its first event, not any of its lines
+    assert lines_after(at(6)) == {5}  # inside it, with no trail: what comes next in the order
+
+
+def test_a_step_enters_a_statement_at_its_first_event() -> None:
+    """lines.next_lines, as the facts hold it: a step into a statement whose line events follow its code
+    lands on its first event line (line 18 of a dict display over lines 17-20, not the `}` of line 20)."""
+    source = "def f():\n    n = 1\n    table = {\n        'a': (1, 2),\n        'b': (3, n),\n    }\n    return table\n"
+    facts = ProgramFacts.of(Program(source=source, entry="f()"))
+    assert facts.line_orders[3][0] == (4, 5, 3)
+    assert facts.next_lines[2] == {4} and facts.next_lines[3] == {7}
+    assert facts.next_lines[4] == {5, 7}  # the next in the order, or out of it (a raise, to a handler)
+    program = Program(source=source, entry="f()")
+    assert [e.line for e in run_trace(program).events if e.event == "line"] == [2, 4, 5, 3, 7]
 
 
 TRUTHS = """\
