@@ -207,7 +207,7 @@ def call_bindings(tree: ast.Module, max_repr: int, objects: bool = True) -> dict
     for node in statements_binding_names(tree):
         call = node.value
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in defs
-                and all(inert_expression(a) for a in [*call.args, *(k.value for k in call.keywords)])):
+                and _inert_arguments(call)):
             # the call inside an expression, or with arguments that builtins compute (`g(s, len(s))`)
             call = _the_one_call(node, defs, program_names)
             if call is None:
@@ -221,7 +221,7 @@ def call_bindings(tree: ast.Module, max_repr: int, objects: bool = True) -> dict
     for node in statements_binding_names(tree):
         call = node.value
         if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in initializers
-                and all(inert_expression(a) for a in [*call.args, *(k.value for k in call.keywords)])):
+                and _inert_arguments(call)):
             init = initializers[call.func.id]  # `Class(...)`: `self` is the new instance, with no attribute yet
             bound = _bind(init, ast.Call(func=call.func, args=[ast.Constant(None), *call.args], keywords=call.keywords),
                           max_repr, program_names)
@@ -232,15 +232,19 @@ def call_bindings(tree: ast.Module, max_repr: int, objects: bool = True) -> dict
             continue
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in methods
                 and isinstance(call.func.value, ast.Name) and call.func.value.id not in classes
-                and all(inert_expression(a) for a in [*call.args, *(k.value for k in call.keywords)])):
+                and _inert_arguments(call)):
             continue
         receiver = call.func.value.id
         bound = _bind(methods[call.func.attr], ast.Call(func=call.func, args=[call.func.value, *call.args],
                                                          keywords=call.keywords), max_repr, program_names)
-        if bound is not None and bound[0][1] == ("name", receiver):
-            bound = (((bound[0][0]), ("receiver", receiver)), *bound[1:])
+        if bound is not None:  # the first parameter takes the receiver
+            bound = ((bound[0][0], ("receiver", receiver)), *bound[1:])
         _record_binding(found, node.lineno, call.func.attr, call, bound, program_names)
     return found
+
+
+def _inert_arguments(call: ast.Call) -> bool:
+    return all(inert_expression(a) for a in [*call.args, *(k.value for k in call.keywords)])
 
 
 def _record_binding(found: dict[tuple[int, str], Binding], line: int, function: str, call: ast.Call,
@@ -289,22 +293,15 @@ def _instance_methods(tree: ast.Module) -> dict[str, ast.FunctionDef]:
     nodes = list(ast.walk(tree))
     if any(isinstance(n, ast.Name) and n.id in ("setattr", "vars") for n in nodes):
         return {}
-    defs: dict[str, int] = {}
-    for node in nodes:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            defs[node.name] = defs.get(node.name, 0) + 1
-    taken = ({n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-             | {n.arg for n in nodes if isinstance(n, ast.arg)}
-             | {n.attr for n in nodes if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load)}
-             | {(a.asname or a.name).split(".")[0] for n in nodes if isinstance(n, ast.Import | ast.ImportFrom)
-                for a in n.names})
+    sole = _sole_definitions(tree)
+    stored = {n.attr for n in nodes if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load)}
     methods: dict[str, ast.FunctionDef] = {}
     for top in tree.body:
         if not isinstance(top, ast.ClassDef):
             continue
         for node in top.body:
-            if (isinstance(node, ast.FunctionDef) and not node.decorator_list and not is_generator_def(node)
-                    and not node.name.startswith("__") and defs[node.name] == 1 and node.name not in taken
+            if (isinstance(node, ast.FunctionDef) and sole.get(node.name) is node and node.name not in stored
+                    and not node.decorator_list and not is_generator_def(node) and not node.name.startswith("__")
                     and (node.args.posonlyargs or node.args.args)):
                 methods[node.name] = node
     return methods
