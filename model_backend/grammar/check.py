@@ -67,18 +67,20 @@ def check(data: str, split: str, limit: int | None = None) -> list[str]:
     return check_texts((record_text(record) for record in iter_records(data, split)), f"{data} ({split})", limit)
 
 
-def program_texts(programs: Iterable[Program], trajectories: int, seed: int = 0) -> Iterator[str]:
+def program_texts(programs: Iterable[Program], trajectories: int, seed: int = 0,
+                  version: int = fmt.FORMAT_VERSION) -> Iterator[str]:
     """`trajectories` trajectories of each program (two forward, one inverse, in turn), drawn as a build
-    draws them from one sandboxed trace, in the newest trace format with the whole program in the header."""
+    draws them from one sandboxed trace, in trace format `version` (2 or 3) with the whole program in the
+    header."""
     for index, program in enumerate(programs):
-        result = run_trace(program, Limits())
+        result = run_trace(program, Limits(objects=version >= 3))
         rng = random.Random(seed * 1_000_003 + index)
         for k in range(trajectories):
             inverse = k % 3 == 2
             steps = (sampler.sample_inverse if inverse else sampler.sample_forward)(program, result, rng)
             if len(steps) < 2:
                 continue
-            for segments in sampler.training_records(program, steps, inverse, fmt.FORMAT_VERSION):
+            for segments in sampler.training_records(program, steps, inverse, version):
                 yield "".join(text for text, _ in segments)
 
 
@@ -88,6 +90,7 @@ def check_texts(texts: Iterable[str], label: str, limit: int | None = None) -> l
     values = stacks = trajectories = names = run = frames = loop_steps = appends = stores = returns = ordered = comprehensions = truths = 0
     computed = mutating = mutated = printed = silent = after_call = undone = preceded = 0
     called = after_callee = comprehension_results = cannot_raise = attributes = body_starts = 0
+    constructed = kept = 0
     refused_frames: list[str] = []
     refused_values: list[str] = []
     refused_stacks: list[str] = []
@@ -133,6 +136,8 @@ def check_texts(texts: Iterable[str], label: str, limit: int | None = None) -> l
                 cannot_raise += constraint._computes_here
                 attributes += bool(constraint._attribute_updated(keys))
                 body_starts += constraint._first_lines_after_call() is not None
+                constructed += constraint._step_within_frame() and prev.line in facts.constructed
+                kept += bool(constraint._kept_in_frame(keys))
                 printed += bool(constraint._printed)
                 silent += constraint._printed == ""
                 mutating += (constraint._step_within_frame() or constraint.event == "return" and from_line) and (
@@ -176,6 +181,8 @@ def check_texts(texts: Iterable[str], label: str, limit: int | None = None) -> l
           f"{comprehension_results} comprehension returns whose value the shown values tell, "
           f"{cannot_raise} steps from a line whose computed value says it raised nothing, "
           f"{attributes} steps after which an object's new text is known from an attribute update, "
-          f"{body_starts} steps from a call event to the function's first statement)"]
+          f"{body_starts} steps from a call event to the function's first statement, "
+          f"{constructed} steps over `name = C(...)` whose new instance's text is known, "
+          f"{kept} jumps within one frame whose unchanging parameters' values are known)"]
     items = refused_values[:20] + refused_stacks[:20] + refused_names[:20] + refused_frames[:20]
     return report + [f"   {item!r}" for item in items]

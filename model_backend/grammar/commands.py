@@ -1,7 +1,7 @@
 """`ndb grammar`: check the grammar of constrained decoding against traced data.
 
     ndb grammar check DATA SPLIT [N]
-    ndb grammar check-programs benchmarks/realistic/dev [--trajectories 6]
+    ndb grammar check-programs benchmarks/realistic/dev [--trajectories 6] [--format 2|3]
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ def register(app: typer.Typer) -> None:
                                                          "benchmark split: each names its entry call).")],
         trajectories: Annotated[int, typer.Option(help="Trajectories drawn from each program's trace.")] = 6,
         seed: Annotated[int, typer.Option(help="Seeds the draws.")] = 0,
+        format_version: Annotated[int, typer.Option("--format", min=2, max=3,
+                                                    help="Trace format: 3 (objects with fields) or 2.")] = 3,
     ) -> None:
         """Trace each program in the sandbox, draw trajectories from its trace as a build does, and feed
         them through the grammar's rules as `check` does: what they refuse (it should be nothing) and which
@@ -56,5 +58,5 @@ def register(app: typer.Typer) -> None:
             typer.echo("ndb: error: no programs", err=True)
             raise typer.Exit(2)
         label = f"{len(programs)} programs of {', '.join(str(p) for p in paths)}"
-        for line in check_texts(program_texts(programs, trajectories, seed), label):
+        for line in check_texts(program_texts(programs, trajectories, seed, format_version), label):
             typer.echo(line)

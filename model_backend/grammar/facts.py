@@ -25,6 +25,7 @@ from model_backend.grammar.containers import (
 )
 from model_backend.grammar.lines import TruthTest
 from model_backend.grammar.loops import ForLoop
+from model_backend.grammar.objects import StableForms
 from model_backend.grammar.rules import FACT_BUILDERS
 from model_backend.grammar.source import Source, program_facts, uses_dynamic_lookup
 from model_backend.grammar.syntax import ArgumentSource
@@ -56,6 +57,13 @@ class ProgramFacts:
     # line -> the names a step from there can bind in its frame; absent: any (bindings.line_bindings)
     binds: dict[int, frozenset[str]] = field(default_factory=dict)
     shared: frozenset[str] = frozenset()  # names any call can rebind (`global`, `nonlocal`)
+    stable: StableForms = StableForms()  # the values only a new binding can change (objects.stable_forms)
+    # code name -> the parameters no def of that name binds again (objects.unchanging_parameters)
+    unchanging: dict[str, frozenset[str]] = field(default_factory=dict)
+    # line -> (name, `<__main__.C object>`) where it is only `name = C(...)` (objects.constructed_objects;
+    # trace format 2 only)
+    constructed: dict[int, tuple[str, str]] = field(default_factory=dict)
+    entry_function: str | None = None  # the entry call's function, where it is the only outermost frame (objects.entry_function)
     suspending: frozenset[str] = frozenset()  # code names whose frames can yield or await (generators, coroutines)
     # line -> (name, repr) where the line is only `name = <literal>`, and line -> (name, other) where it
     # is only `name = other` (bindings.simple_assignments)

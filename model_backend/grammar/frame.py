@@ -224,7 +224,7 @@ class FrameConstraint(LineRules, BindingRules, ContainerRules, LoopRules, Compre
             shaped = self._item_store(keys if diff_keys is None else diff_keys) if forced is None else None
             return Locals(keys=keys, diff_allowed=self._diff_allowed(), diff_keys=diff_keys,
                           forced=tuple((key, frozenset({value})) for key, value in pairs),
-                          unchanged=frozenset({forced[0]}) if forced is not None and unchanged else self._held(bound_here),
+                          unchanged=frozenset({forced[0]}) if forced is not None and unchanged else self._held(pairs),
                           shaped=(shaped,) if shaped is not None else (),
                           required=frozenset({shaped[0]}) if shaped is not None and not self._fits_before(*shaped) else frozenset(),
                           unique_keys=facts.unique_keys)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from model_backend.program import Program
-from model_backend.sandbox import run_trace
+from model_backend.sandbox import Limits, run_trace
 from model_backend.state import TraceResult
 from tests.support import REPO, TESTS
 
@@ -57,7 +57,8 @@ def corpus() -> list[CorpusProgram]:
 
 
 @functools.cache
-def traced(name: str) -> tuple[Program, TraceResult]:
+def traced(name: str, objects: bool = True) -> tuple[Program, TraceResult]:
+    """A corpus program and its trace, in trace format 3 (`objects`) or 2."""
     item = next(c for c in corpus() if c.name == name)
     program = item.load()
-    return program, run_trace(program)
+    return program, run_trace(program, Limits(objects=objects))

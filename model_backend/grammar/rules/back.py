@@ -40,7 +40,7 @@ class BackRules:
         reads = self.facts.inert.get(self.line)
         if reads is not None and not reads & bound and all(builtin_value(prev.locals.get(name)) for name in reads):
             return bound | self.facts.shared | absent
-        mutable = {name for name, value in prev.locals.items() if not IMMUTABLE_REPR.fullmatch(value)}
+        mutable = {name for name, value in prev.locals.items() if not self.facts.stable.stable(value)}
         return bound | self.facts.shared | absent | mutable
 
     def _step_back_within_frame(self: FrameConstraint) -> bool:

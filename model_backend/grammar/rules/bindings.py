@@ -18,7 +18,13 @@ from model_backend.grammar.bindings import (
     simple_assignments,
     value_repr,
 )
-from model_backend.grammar.shown import IMMUTABLE_REPR, MAX_REPR, bound_texts, builtin_value
+from model_backend.grammar.objects import (
+    constructed_objects,
+    entry_function,
+    stable_forms,
+    unchanging_parameters,
+)
+from model_backend.grammar.shown import MAX_REPR, bound_texts, builtin_value
 from model_backend.grammar.source import Source
 from model_backend.grammar.syntax import shared_names
 from model_backend.state import State
@@ -49,7 +55,8 @@ class BindingRules:
     def _changeable(self: FrameConstraint) -> frozenset[str] | None:
         """The variables a diff may name after a step within the frame: those the previous line's
         statement can bind, those any call can rebind, and those whose value may be a mutable object
-        (a value whose repr is a number, a string, a bool or None can only change by a new binding),
+        (a value whose repr is a number, a string, a bool, None or names only its type can only change by a
+        new binding: objects.StableForms),
         unless the line is inert (containers.inert_lines) and every name it reads holds a builtin value; where
         the line changes objects only through some names (containers.mutating_lines), only the mutable values
         whose reprs hold theirs or are held in them.
@@ -69,7 +76,7 @@ class BindingRules:
         reads = self.facts.inert.get(prev.line)
         if reads is not None and all(builtin_value(prev.locals.get(name)) for name in reads):
             return bound | self.facts.shared  # nothing ran that could change an object
-        mutable = {name for name, value in prev.locals.items() if not IMMUTABLE_REPR.fullmatch(value)}
+        mutable = {name for name, value in prev.locals.items() if not self.facts.stable.stable(value)}
         mutating = self.facts.mutating.get(prev.line)
         if (mutating is not None and all(builtin_value(prev.locals.get(name)) for name in mutating[0])
                 and all(len(prev.locals[name]) <= MAX_REPR for name in mutable)):  # no repr cut
@@ -110,6 +117,34 @@ class BindingRules:
         if copy is None or copy[1] not in prev.locals:
             return None
         return copy[0], prev.locals[copy[1]]
+
+    def _constructed_bound(self: FrameConstraint) -> tuple[str, str] | None:
+        """`name = C(...)` (facts.constructed): the name and the new instance's text, `<__main__.C object>`."""
+        assert self.prev is not None and self.prev.line is not None
+        return self.facts.constructed.get(self.prev.line)
+
+    def _kept_in_frame(self: FrameConstraint, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
+        """After a forward action that lands in the frame instance it started from: step_return to that
+        frame's return event, or step_return, continue or a breakpoint from the entry call's frame back
+        into it (the entry call is the only frame of its depth): the parameters that no statement of the
+        function binds again (facts.unchanging) with the values they showed, where only a new binding can
+        change those (facts.stable). As (key, JSON) pairs; empty where the rule does not apply. Single
+        steps are bound by _changeable instead."""
+        prev = self.prev
+        if (self.inverse or prev is None or prev.exit is not None or not prev.stack or self.stack_written
+                or prev.event not in fmt.LOCALS_EVENTS or self.action in ("step_into", "step_over")):
+            return ()
+        function = prev.stack[-1].function
+        same = (self.action == "step_return" and self.event == "return") or (
+            len(prev.stack) == 1 and function == self.facts.entry_function)
+        if not same:
+            return ()
+        pairs = []
+        for name in sorted(self.facts.unchanging.get(function, ())):
+            value = prev.locals.get(name)
+            if value is not None and name.encode() in keys and self.facts.stable.stable(value):
+                pairs.append((name.encode(), fmt._json(value).encode()))
+        return tuple(pairs)
 
     def _append_bound(self: FrameConstraint) -> tuple[str, str] | None:
         """`name.append(arg)` (facts.appends): the list's name and its repr with the argument added (_appended)."""
@@ -160,6 +195,10 @@ def facts(source: Source) -> dict[str, Any]:
     tree, dynamic = source.tree, source.dynamic
     literals, copies = simple_assignments(tree, source.max_repr)
     computed, computed_returns = ({}, {}) if dynamic else computed_values(tree)
-    return {"binds": {} if dynamic else line_bindings(tree), "shared": shared_names(tree),
+    forms = stable_forms(tree, dynamic)
+    return {"stable": forms, "unchanging": unchanging_parameters(tree, dynamic),
+            "constructed": {} if source.objects else constructed_objects(tree, forms),
+            "entry_function": entry_function(source.program.entry),
+            "binds": {} if dynamic else line_bindings(tree), "shared": shared_names(tree),
             "literals": literals, "copies": copies, "imports": imported_values(tree, source.max_repr),
             "computed": computed, "computed_returns": computed_returns}

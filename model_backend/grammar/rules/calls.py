@@ -116,7 +116,7 @@ class CallRules:
         call = self._pure_call_line(caller.line, prev)
         untouched = untouched or (call is not None and call[1] in self.facts.pure)
         kept = {name: value for name, value in caller.locals.items()
-                if (untouched or IMMUTABLE_REPR.fullmatch(value)) and name not in bound and name not in self.facts.shared}
+                if (untouched or self.facts.stable.stable(value)) and name not in bound and name not in self.facts.shared}
         names, text = self._value_after_call(caller, prev)
         if names and text is not None and self.event == "line":
             kept[names[0]] = text

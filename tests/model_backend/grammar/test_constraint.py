@@ -34,10 +34,11 @@ def walk(facts: ProgramFacts, prev: State | None, inverse: bool, text: str, acti
     assert constraint.done
 
 
+@pytest.mark.parametrize("objects", [True, False], ids=["format3", "format2"])
 @pytest.mark.parametrize("name", NAMES)
-def test_grammar_accepts_every_serialized_frame(name: str) -> None:
-    program, result = traced(name)
-    facts = ProgramFacts.of(program)
+def test_grammar_accepts_every_serialized_frame(name: str, objects: bool) -> None:
+    program, result = traced(name, objects)
+    facts = ProgramFacts.of(program, objects=objects)
     for seed in range(3):
         for inverse in (False, True):
             steps = (sample_inverse if inverse else sample_forward)(program, result, random.Random(seed))

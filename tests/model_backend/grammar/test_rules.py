@@ -10,20 +10,20 @@ from model_backend import trace_format as fmt
 from model_backend.grammar import Choice, FrameConstraint, ProgramFacts, registry
 from model_backend.mdp import TraceMDP
 from model_backend.program import Program
-from model_backend.sandbox import run_trace
+from model_backend.sandbox import Limits, run_trace
 from model_backend.state import Action, State
 
-ACTIONS = ("step_into", "step_over", "step_return", "inv_step_into", "inv_step_over")
+ACTIONS = ("step_into", "step_over", "step_return", "continue", "inv_step_into", "inv_step_over")
 
 
-def rules_won(source: str, entry: str | None) -> set[str]:
+def rules_won(source: str, entry: str | None, objects: bool = True) -> set[str]:
     """Trace the program, take every action from every state along its step_into walk (forward ones told
     the states before, as a trajectory would), and check that the grammar accepts each true frame: the
-    names of the rules that won a slot on the way."""
+    names of the rules that won a slot on the way. `objects`: trace format 3 (else 2)."""
     program = Program(source=source, entry=entry)
-    result = run_trace(program)
+    result = run_trace(program, Limits(objects=objects))
     assert result.exit == "normal"
-    facts, mdp = ProgramFacts.of(program, objects=True), TraceMDP(result)
+    facts, mdp = ProgramFacts.of(program, objects=objects), TraceMDP(result)
     walk = [mdp.start_position()]
     while walk[-1] != mdp.exit_position and len(walk) < 500:
         walk.append(mdp.step(walk[-1], Action(kind="step_into"))[0])
@@ -196,3 +196,17 @@ def test_copy_binds_the_other_value() -> None:
 
 def test_append_adds_the_item_at_the_end() -> None:
     assert "append_bound" in rules_won("def f(xs, v):\n    xs.append(v)\n    return xs\n", "f([1, 2], 3)")
+
+
+def test_construction_binds_a_new_instance() -> None:
+    source = ("class Tally:\n    def __init__(self, start):\n        self.total = start\n\n"
+              "def main(n):\n    tally = Tally(n)\n    tally.total += 1\n    return tally.total\n")
+    assert "constructed_bound" in rules_won(source, "main(2)", objects=False)
+
+
+def test_parameters_keep_their_values_in_their_frame() -> None:
+    source = ("class Shelf:\n    def __init__(self):\n        self.books = []\n\n"
+              "def shelve(shelf, title, count):\n    for _ in range(count):\n        shelf.books.append(title)\n"
+              "    return len(shelf.books)\n\n"
+              "def main(title):\n    shelf = Shelf()\n    n = shelve(shelf, title, 2)\n    return n\n")
+    assert "kept_in_frame" in rules_won(source, "main('dune')", objects=False)
