@@ -90,7 +90,7 @@ def check_texts(texts: Iterable[str], label: str, limit: int | None = None) -> l
     values = stacks = trajectories = names = run = frames = loop_steps = appends = stores = returns = ordered = comprehensions = truths = 0
     computed = mutating = mutated = printed = silent = after_call = undone = preceded = 0
     called = after_callee = comprehension_results = cannot_raise = attributes = body_starts = 0
-    constructed = kept = 0
+    constructed = kept = sealed = 0
     refused_frames: list[str] = []
     refused_values: list[str] = []
     refused_stacks: list[str] = []
@@ -138,6 +138,7 @@ def check_texts(texts: Iterable[str], label: str, limit: int | None = None) -> l
                 body_starts += constraint._first_lines_after_call() is not None
                 constructed += constraint._step_within_frame() and prev.line in facts.constructed
                 kept += bool(constraint._kept_in_frame(keys))
+                sealed += from_line and constraint._in_entry_frame() and bool(facts.sealed & set(prev.locals))
                 printed += bool(constraint._printed)
                 silent += constraint._printed == ""
                 mutating += (constraint._step_within_frame() or constraint.event == "return" and from_line) and (
@@ -183,6 +184,7 @@ def check_texts(texts: Iterable[str], label: str, limit: int | None = None) -> l
           f"{attributes} steps after which an object's new text is known from an attribute update, "
           f"{body_starts} steps from a call event to the function's first statement, "
           f"{constructed} steps over `name = C(...)` whose new instance's text is known, "
-          f"{kept} jumps within one frame whose unchanging parameters' values are known)"]
+          f"{kept} jumps within one frame whose unchanging parameters' values are known, "
+          f"{sealed} steps in the entry frame that cannot change a sealed parameter)"]
     items = refused_values[:20] + refused_stacks[:20] + refused_names[:20] + refused_frames[:20]
     return report + [f"   {item!r}" for item in items]

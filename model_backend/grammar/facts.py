@@ -64,6 +64,7 @@ class ProgramFacts:
     # trace format 2 only)
     constructed: dict[int, tuple[str, str]] = field(default_factory=dict)
     entry_function: str | None = None  # the entry call's function, where it is the only outermost frame (objects.entry_function)
+    sealed: frozenset[str] = frozenset()  # its parameters whose objects no code changes (sealed.sealed_parameters)
     suspending: frozenset[str] = frozenset()  # code names whose frames can yield or await (generators, coroutines)
     # line -> (name, repr) where the line is only `name = <literal>`, and line -> (name, other) where it
     # is only `name = other` (bindings.simple_assignments)

@@ -54,8 +54,8 @@ def test_the_return_right_after_a_step_changes_only_what_the_line_can() -> None:
     """After step_over from `return total` (line 23) to the frame's return event, a diff written there
     never names the str d or the int n. Nor the list xs while `total` holds a number (the line is inert:
     nothing it does can change an object); it may when `total` holds an object whose operations could
-    be the program's code."""
-    facts = ProgramFacts.of(Program(source=FLOW, entry="f([1], 'x')"))
+    be the program's code. (The entry builds xs by a call, so xs is not a sealed literal: sealed.py.)"""
+    facts = ProgramFacts.of(Program(source=FLOW, entry="f(list([1]), 'x')"))
 
     def accepted(locals_text: str, action: str = "step_over", total: str = "0") -> bool:
         prev = State(event="line", line=23, stack=[StackFrame(function="f", line=23)],
