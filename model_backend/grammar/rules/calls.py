@@ -96,7 +96,8 @@ class CallRules:
 
     def _caller_after_return(self: FrameConstraint, keys: frozenset[bytes]) -> tuple[tuple[bytes, bytes], ...]:
         """After step_into or step_over from a return event to a line or the return of the frame that
-        called it: the caller's variables that held a number, a string, a bool or None at the line event
+        called it: the caller's variables that held a value only a binding can change (objects.StableForms),
+        or a sealed parameter of the entry frame (sealed.py), at the line event
         of the call (the last state of the caller in the trail) and that neither the line nor a call can
         rebind, with those values (a callee cannot rebind its caller's locals but through `global` or
         `nonlocal`); and for a line that is only `NAME = callee(...)`, NAME with the value returned. As
@@ -115,8 +116,11 @@ class CallRules:
         # A call of a pure function from a line that otherwise only reads changed no object at all
         call = self._pure_call_line(caller.line, prev)
         untouched = untouched or (call is not None and call[1] in self.facts.pure)
+        sealed = self.facts.sealed if len(caller.stack) == 1 and caller.stack[0].function == self.facts.entry_function \
+            else frozenset()  # the entry frame's parameters that no code changes (sealed.py)
         kept = {name: value for name, value in caller.locals.items()
-                if (untouched or self.facts.stable.stable(value)) and name not in bound and name not in self.facts.shared}
+                if (untouched or self.facts.stable.stable(value) or name in sealed)
+                and name not in bound and name not in self.facts.shared}
         names, text = self._value_after_call(caller, prev)
         if names and text is not None and self.event == "line":
             kept[names[0]] = text
