@@ -138,7 +138,7 @@ def check_texts(texts: Iterable[str], label: str, limit: int | None = None) -> l
                 body_starts += constraint._first_lines_after_call() is not None
                 constructed += constraint._step_within_frame() and prev.line in facts.constructed
                 kept += bool(constraint._kept_in_frame(keys))
-                sealed += from_line and constraint._in_entry_frame() and bool(facts.sealed & set(prev.locals))
+                sealed += from_line and bool(facts.sealed_in(prev) & set(prev.locals))
                 printed += bool(constraint._printed)
                 silent += constraint._printed == ""
                 mutating += (constraint._step_within_frame() or constraint.event == "return" and from_line) and (

@@ -30,6 +30,7 @@ from model_backend.grammar.rules import FACT_BUILDERS
 from model_backend.grammar.source import Source, program_facts, uses_dynamic_lookup
 from model_backend.grammar.syntax import ArgumentSource
 from model_backend.program import Program
+from model_backend.state import State
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,17 @@ class ProgramFacts:
     # attribute it sets or appends to (containers.attribute_updates)
     classes: dict[str, frozenset[str]] = field(default_factory=dict)
     attribute_updates: dict[int, AttributeUpdate] = field(default_factory=dict)
+
+    def in_entry_frame(self, state: State | None) -> bool:
+        """Whether `state` is in the entry call's frame, the only frame of the outermost depth
+        (objects.entry_function): every such state is of one frame instance."""
+        return (state is not None and state.exit is None and len(state.stack) == 1
+                and state.stack[0].function == self.entry_function)
+
+    def sealed_in(self, state: State | None) -> frozenset[str]:
+        """The sealed parameters (`sealed`), which show one value at every stop of the entry frame, where
+        `state` is in it; nothing elsewhere."""
+        return self.sealed if self.in_entry_frame(state) else frozenset()
 
     def locals_of(self, function: str | None) -> frozenset[str]:
         """The names a frame of `function` may show among its locals."""

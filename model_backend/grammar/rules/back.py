@@ -41,8 +41,7 @@ class BackRules:
         if reads is not None and not reads & bound and all(builtin_value(prev.locals.get(name)) for name in reads):
             return bound | self.facts.shared | absent
         mutable = {name for name, value in prev.locals.items() if not self.facts.stable.stable(value)}
-        if self._in_entry_frame():
-            mutable -= self.facts.sealed  # the same at every stop of the entry frame (sealed.py)
+        mutable -= self.facts.sealed_in(prev)  # the same at every stop of the entry frame (sealed.py)
         return bound | self.facts.shared | absent | mutable
 
     def _step_back_within_frame(self: FrameConstraint) -> bool:

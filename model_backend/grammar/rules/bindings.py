@@ -78,8 +78,7 @@ class BindingRules:
         if reads is not None and all(builtin_value(prev.locals.get(name)) for name in reads):
             return bound | self.facts.shared  # nothing ran that could change an object
         mutable = {name for name, value in prev.locals.items() if not self.facts.stable.stable(value)}
-        if self._in_entry_frame():
-            mutable -= self.facts.sealed  # objects of the entry's literals that no code changes
+        mutable -= self.facts.sealed_in(prev)  # objects of the entry's literals that no code changes
         mutating = self.facts.mutating.get(prev.line)
         if (mutating is not None and all(builtin_value(prev.locals.get(name)) for name in mutating[0])
                 and all(len(prev.locals[name]) <= MAX_REPR for name in mutable)):  # no repr cut
@@ -138,24 +137,17 @@ class BindingRules:
         if (self.inverse or prev is None or prev.exit is not None or not prev.stack or self.stack_written
                 or prev.event not in fmt.LOCALS_EVENTS or self.action in ("step_into", "step_over")):
             return ()
-        entry = self._in_entry_frame()
-        if not entry and not (self.action == "step_return" and self.event == "return"):
+        sealed = self.facts.sealed_in(prev)
+        if not self.facts.in_entry_frame(prev) and not (self.action == "step_return" and self.event == "return"):
             return ()
         function = prev.stack[-1].function
         pairs = []
         for name in sorted(self.facts.unchanging.get(function, ())):
             value = prev.locals.get(name)
             if value is not None and name.encode() in keys and (
-                    self.facts.stable.stable(value) or (entry and name in self.facts.sealed)):
+                    self.facts.stable.stable(value) or name in sealed):
                 pairs.append((name.encode(), fmt._json(value).encode()))
         return tuple(pairs)
-
-    def _in_entry_frame(self: FrameConstraint) -> bool:
-        """Whether the previous state is in the entry call's frame, the only frame of the outermost depth
-        (objects.entry_function)."""
-        prev = self.prev
-        return (prev is not None and prev.exit is None and len(prev.stack) == 1
-                and prev.stack[0].function == self.facts.entry_function)
 
     def _append_bound(self: FrameConstraint) -> tuple[str, str] | None:
         """`name.append(arg)` (facts.appends): the list's name and its repr with the argument added (_appended)."""
@@ -206,12 +198,11 @@ def facts(source: Source) -> dict[str, Any]:
     tree, dynamic = source.tree, source.dynamic
     literals, copies = simple_assignments(tree, source.max_repr)
     computed, computed_returns = ({}, {}) if dynamic else computed_values(tree)
-    forms = stable_forms(tree, dynamic)
+    forms, entry = stable_forms(tree, dynamic), entry_function(source.program.entry)
     return {"stable": forms, "unchanging": unchanging_parameters(tree, dynamic),
             "constructed": {} if source.objects else constructed_objects(tree, forms),
-            "entry_function": entry_function(source.program.entry),
-            "sealed": sealed_parameters(tree, source.program.entry, entry_function(source.program.entry),
-                                        bound_names(tree), dynamic),
+            "entry_function": entry,
+            "sealed": sealed_parameters(tree, source.program.entry, entry, bound_names(tree), dynamic),
             "binds": {} if dynamic else line_bindings(tree), "shared": shared_names(tree),
             "literals": literals, "copies": copies, "imports": imported_values(tree, source.max_repr),
             "computed": computed, "computed_returns": computed_returns}

@@ -116,8 +116,7 @@ class CallRules:
         # A call of a pure function from a line that otherwise only reads changed no object at all
         call = self._pure_call_line(caller.line, prev)
         untouched = untouched or (call is not None and call[1] in self.facts.pure)
-        sealed = self.facts.sealed if len(caller.stack) == 1 and caller.stack[0].function == self.facts.entry_function \
-            else frozenset()  # the entry frame's parameters that no code changes (sealed.py)
+        sealed = self.facts.sealed_in(caller)  # the entry frame's parameters that no code changes (sealed.py)
         kept = {name: value for name, value in caller.locals.items()
                 if (untouched or self.facts.stable.stable(value) or name in sealed)
                 and name not in bound and name not in self.facts.shared}
