@@ -235,10 +235,11 @@ class _Outcome(BaseModel):
     trained_chars: int = 0
 
 
-def usable(expect_errors: Sequence[str], result: TraceResult) -> str | None:
+def usable(expect_errors: Sequence[str], result: TraceResult, max_events: int = MAX_EVENTS,
+           max_value_len: int = MAX_VALUE_LEN) -> str | None:
     """Why a trace is not used for training, or None when it is. The criteria of
-    `programs.keep_runnable` (normal end or an intended exception, MIN_EVENTS..MAX_EVENTS events, no
-    value longer than MAX_VALUE_LEN), applied to the trace the build records anyway, so that each
+    `programs.keep_runnable` (normal end or an intended exception, MIN_EVENTS..`max_events` events, no
+    value longer than `max_value_len`), applied to the trace the build records anyway, so that each
     program is traced once."""
     n = len(result.events)
     if result.truncated:
@@ -251,10 +252,10 @@ def usable(expect_errors: Sequence[str], result: TraceResult) -> str | None:
             return "unexpected_error"
     if n < MIN_EVENTS:
         return "too_few_events"
-    if n > MAX_EVENTS:
+    if n > max_events:
         return "too_many_events"
     for ev in result.events:
-        if len(ev.value or "") > MAX_VALUE_LEN or any(len(v) > MAX_VALUE_LEN for v in ev.locals.values()):
+        if len(ev.value or "") > max_value_len or any(len(v) > max_value_len for v in ev.locals.values()):
             return "long_value"
     return None
 
@@ -302,7 +303,7 @@ def process_program(task: _Task, settings: BuildSettings) -> _Outcome:
         result = run_trace(task.program, Limits(**settings.limits))
     except Exception as exc:  # the sandbox itself failed (e.g. no processes left)
         return _Outcome(skipped="sandbox_failure", error=f"{task.program_id}: {type(exc).__name__}: {exc}")
-    reason = usable(task.expect_errors, result)
+    reason = usable(task.expect_errors, result, settings.keep["max_events"], settings.keep["max_value_len"])
     if reason is not None:
         return _Outcome(skipped=reason)
     outcome = _Outcome()
@@ -434,6 +435,8 @@ def build_dataset(
     limits: Limits | None = None,
     format_version: int = FORMAT_VERSION,
     header_tokens: int | None = None,
+    max_events: int = MAX_EVENTS,
+    max_value_len: int = MAX_VALUE_LEN,
 ) -> Manifest:
     """Build (or finish building) the dataset in `out_dir`; see the module docstring.
 
@@ -442,6 +445,9 @@ def build_dataset(
     n_generated)` (tests, custom corpora); `real_code=False` leaves out HumanEval and `algorithms`.
     Workers <= 1 trace in this process. `format_version` 2 writes objects as Python does (for models
     that read format 2); `header_tokens` turns on program views for programs longer than that.
+    `max_events` and `max_value_len` are the keep criteria (`usable`): a program whose trace runs longer,
+    or shows a longer value, is left out. Raised for realistic programs, they keep the long runs and the
+    long (cut) values that real programs show; the default limits trace one event past `max_events`.
     """
     start = time.monotonic()
     out = Path(out_dir)
@@ -468,13 +474,15 @@ def build_dataset(
         splits.append(split_of(key, heldout_fraction))
 
     sampler_cfg = sampler_config or sampler.SamplerConfig()
-    limits = (limits or DATA_LIMITS).model_copy(update={"objects": format_version >= 3})
+    limits = (limits or DATA_LIMITS.model_copy(update={"max_events": max_events + 1})).model_copy(
+        update={"objects": format_version >= 3})
     sampler_dict = {k: getattr(sampler_cfg, k) for k in sampler_cfg.__dataclass_fields__}
     settings = BuildSettings(
         seed=seed, n_generated=n_generated, traj_per_program=traj_per_program,
         inverse_fraction=inverse_fraction, heldout_fraction=heldout_fraction, shard_size=shard_size,
         max_chars=max_chars, sampler=sampler_dict, limits=limits.model_dump(), real_code=real_code,
         format_version=format_version, header_tokens=header_tokens,
+        keep={"min_events": MIN_EVENTS, "max_events": max_events, "max_value_len": max_value_len},
         programs_fingerprint=_sha("\n".join(t.program_id for t in tasks)),
     )
     _check_config(out, settings)
@@ -573,3 +581,13 @@ def iter_records(data_dir: str | Path, split: str = "train") -> Iterator[dict[st
 
 def record_text(record: dict[str, Any]) -> str:
     return "".join(text for text, _ in record["segments"])
+
+
+def facts_program(record: dict[str, Any], header_program: Program) -> Program:
+    """The program whose facts the grammar takes for a record, as the engines take them from the whole
+    program: the record's `program_source` where it has one (a program set cut by views, `from_programs`),
+    else the program its header shows (whole, unless a build's view cut it)."""
+    source = record.get("program_source")
+    if not isinstance(source, str):
+        return header_program
+    return header_program.model_copy(update={"source": source})

@@ -2,6 +2,7 @@
 
     ndb data build --out data_out/v2 --seed 0 --programs 6000 --workers 2
     ndb data tokenizer --data data_out/v2 [--vocab 2048] [--out DIR]
+    ndb data programs benchmarks/realistic/dev --out data_out/rdev2 --format 2 --header-tokens 512
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def register(app: typer.Typer) -> None:
         stdlib: Annotated[bool, typer.Option("--stdlib/--no-stdlib", help="Add the standard library's pure-Python functions, called with generated inputs (model_backend/data/stdlib_code.py).")] = False,
         format_version: Annotated[int, typer.Option("--format", help="Trace format of the records: 3 writes the program's objects with their fields, 2 as Python's default repr (for models that read format 2).")] = 3,
         header_tokens: Annotated[int | None, typer.Option("--header-tokens", help="Program views for programs whose header is longer than this many tokens (estimated at 3 characters a token), as the engines show them; default: whole programs.")] = None,
+        max_events: Annotated[int, typer.Option("--max-events", help="Keep programs whose trace has at most this many events.")] = 400,
+        max_value_len: Annotated[int, typer.Option("--max-value-len", help="Keep programs whose values are all at most this many characters (values are cut at 200, then '...').")] = 120,
         quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
     ) -> None:
         """Trace programs in the sandbox, sample trajectories, write train/held-out JSONL shards."""
@@ -51,6 +54,8 @@ def register(app: typer.Typer) -> None:
             _fail("--format must be 2 or 3, and --header-tokens at least 64")
         if workers < 1 or traj < 1 or shard_size < 1 or max_chars < 1 or programs < 0 or realistic < 0:
             _fail("--workers, --traj, --shard-size and --max-chars must be >= 1, --programs and --realistic >= 0")
+        if max_events < 3 or max_value_len < 1:
+            _fail("--max-events must be >= 3 and --max-value-len >= 1")
         if not (0.0 <= inverse <= 1.0 and 0.0 <= heldout < 1.0 and 0.0 <= hide_start_locals <= 1.0
                 and 0.0 <= input_jumps <= 1.0):
             _fail("--inverse, --hide-start-locals and --input-jumps must be in [0, 1] and --heldout in [0, 1)")
@@ -68,7 +73,7 @@ def register(app: typer.Typer) -> None:
                 progress=not quiet, sampler_config=SamplerConfig(hide_start_locals_prob=hide_start_locals,
                                              input_jump_prob=input_jumps),
                 real_code=real_code, programs=program_list, format_version=format_version,
-                header_tokens=header_tokens,
+                header_tokens=header_tokens, max_events=max_events, max_value_len=max_value_len,
             )
         except BuildError as exc:
             _fail(str(exc))
@@ -103,6 +108,38 @@ def register(app: typer.Typer) -> None:
             _fail(str(exc))
             return
         typer.echo(f"{len(manifest.shards)} shards converted to format 2 in {time.monotonic() - start:.1f}s: {out}")
+
+    @data_app.command("programs")
+    def programs_cmd(
+        paths: Annotated[list[Path], typer.Argument(help="Program files, or folders of them (a realistic benchmark split: each names its entry call).")],
+        out: Annotated[Path, typer.Option("--out", help="Output directory: one shard, SPLIT-00000.jsonl, as a build writes it.")],
+        trajectories: Annotated[int, typer.Option("--trajectories", help="Trajectories drawn from each program's trace.")] = 8,
+        seed: Annotated[int, typer.Option("--seed", help="Seeds the draws.")] = 0,
+        format_version: Annotated[int, typer.Option("--format", min=2, max=3, help="Trace format: 3 (objects with fields) or 2.")] = 3,
+        header_tokens: Annotated[int | None, typer.Option("--header-tokens", help="Program views for programs whose header is longer than this many tokens, as the engines show them; default: whole programs.")] = None,
+        split: Annotated[str, typer.Option("--split", help="The split's name in the shard's file name.")] = "heldout",
+    ) -> None:
+        """Trace given programs as they are (no build limits) and write their trajectories as one shard of a
+        build: an evaluation set of real programs for `ndb eval next-state` and `ndb grammar check`."""
+        from model_backend.data.from_programs import write_program_set
+        from model_backend.eval.realistic import BenchmarkError, parse_benchmark
+
+        if trajectories < 1 or (header_tokens is not None and header_tokens < 64) or split not in ("train", "heldout"):
+            _fail("--trajectories must be >= 1, --header-tokens at least 64, --split train or heldout")
+        files = sorted(f for p in paths for f in (p.glob("*.py") if p.is_dir() else [p]))
+        try:
+            programs = [parse_benchmark(f).program for f in files]
+        except BenchmarkError as exc:
+            _fail(str(exc))
+            return
+        if not programs:
+            _fail("no programs")
+        start = time.monotonic()
+        info = write_program_set(programs, out, trajectories, seed, format_version, header_tokens, split)
+        s = info.stats
+        typer.echo(f"{s.used}/{s.programs} programs used, {s.trajectories} trajectories ({s.inverse} inverse), "
+                   f"{s.transitions} transitions, {s.chars:,} chars; {time.monotonic() - start:.1f}s: "
+                   f"{out / (info.name + '.jsonl')}")
 
     @data_app.command("coverage")
     def coverage_cmd(

@@ -1,4 +1,4 @@
-"""`ndb eval next-state`, `ndb eval cruxeval`, `ndb eval realistic` and `ndb eval merge`."""
+"""`ndb eval next-state`, `ndb eval teacher-forced`, `ndb eval cruxeval`, `ndb eval realistic` and `ndb eval merge`."""
 
 from __future__ import annotations
 
@@ -55,6 +55,33 @@ def register(app: typer.Typer) -> None:
                 typer.echo(f"plot: {path}")
         if json_out:
             json_out.write_text(json.dumps(result, indent=2) + "\n")
+
+    @eval_app.command("teacher-forced")
+    def teacher_forced(
+        models: Annotated[list[str] | None, typer.Option("--model", help="A model directory (repeatable; default: the shipped model).")] = None,
+        data: Annotated[str, typer.Option("--data", help="Dataset directory (`ndb data build` or `ndb data programs`).")] = "data_out/v2",
+        split: Annotated[str, typer.Option("--split", help="heldout or train")] = "heldout",
+        limit: LimitOpt = None,
+        weights: Annotated[str, typer.Option("--weights", help='Weight vectors over the models, one per ";" (e.g. "1,0;1,1": the first alone, then a mean of both); default: each model alone.')] = "",
+        cache: Annotated[Path | None, typer.Option("--cache", help="Keep each model's log-probabilities here, to compare weights again in seconds.")] = None,
+        json_out: JsonOpt = None,
+    ) -> None:
+        """Greedy next-state exact match estimated from one teacher-forced pass per model, to compare models
+        and their weighted means in minutes (model_backend/eval/teacher_forced.py: never above the decode)."""
+        from model_backend.engine import EngineError
+        from model_backend.eval.teacher_forced import compare_models
+
+        try:
+            chosen: list[str | None] = list(models) if models else [None]
+            rows = compare_models(chosen, data, split, limit, weights, cache,
+                                  log=lambda line: typer.echo(line, err=True))
+        except (EngineError, FileNotFoundError, ValueError) as exc:
+            typer.echo(f"ndb: error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        for row in rows:
+            typer.echo(row["line"])
+        if json_out:
+            json_out.write_text(json.dumps(rows, indent=2) + "\n")
 
     @eval_app.command("cruxeval")
     def cruxeval(

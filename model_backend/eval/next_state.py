@@ -20,7 +20,7 @@ import torch
 from tqdm import tqdm
 
 from model_backend import trace_format as fmt
-from model_backend.data.build import iter_records, record_text, top_kind
+from model_backend.data.build import facts_program, iter_records, record_text, top_kind
 from model_backend.engine.neural import LoadedModel, NeuralEngine
 from model_backend.grammar import ProgramFacts
 from model_backend.program import Program
@@ -68,13 +68,14 @@ def describe_error(predicted: State | None, truth: State) -> dict[str, Any]:
 
 
 def predict_teacher_forced(engine: NeuralEngine, program: Program, steps: list[tuple[State, Action | None]], inverse: bool,
-                           speed: dict[str, float] | None = None) -> list[State | None]:
+                           speed: dict[str, float] | None = None, whole: Program | None = None) -> list[State | None]:
     """The model's prediction for each transition, given the true trajectory before it. `speed`, when
-    given, accumulates "tokens" (frame tokens fed while generating, forced ones included) and "seconds"."""
+    given, accumulates "tokens" (frame tokens fed while generating, forced ones included) and "seconds".
+    `whole`: the whole program where `program` is a view of it (the grammar's facts come from it)."""
     predictions: list[State | None] = []
     with torch.inference_mode():
         # The engine's session machinery, driven by hand: the program once, then true frames.
-        engine.program, engine.facts, engine.cache = program, ProgramFacts.of(program), engine.m.new_cache()
+        engine.program, engine.facts, engine.cache = program, ProgramFacts.of(whole or program), engine.m.new_cache()
         engine.context_ids = []
         header = engine.m.encode(fmt.serialize_header(program, engine.format_version))
         engine._feed(header)
@@ -119,7 +120,7 @@ def evaluate(model: str | None, data_dir: str, split: str = "heldout", limit: in
         program, steps = parsed.program, parsed.steps
         direction = "inverse" if parsed.inverse else "forward"
         source = top_kind(str(record.get("source_kind") or "program"))  # gen, script, humaneval, algorithms
-        predictions = predict_teacher_forced(engine, program, steps, parsed.inverse, speed)
+        predictions = predict_teacher_forced(engine, program, steps, parsed.inverse, speed, facts_program(record, program))
         horizons = record.get("horizons") or [1] * len(predictions)
         for i, predicted in enumerate(predictions):
             action, truth = steps[i][1], steps[i + 1][0]

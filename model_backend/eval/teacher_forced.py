@@ -38,7 +38,7 @@ import torch
 from transformers import LlamaForCausalLM
 
 from model_backend import trace_format as fmt
-from model_backend.data.build import iter_records, record_text
+from model_backend.data.build import facts_program, iter_records, record_text
 from model_backend.engine.base import context_frame
 from model_backend.engine.decoding import FrameDecoder, Vocabulary
 from model_backend.eval.next_state import BAR_ACTIONS
@@ -93,7 +93,7 @@ def replay(vocab: Vocabulary, records: list[dict[str, Any]]) -> Replay:
         if isinstance(parsed, fmt.FormatError):
             continue
         program, steps, inverse = parsed.program, parsed.steps, parsed.inverse
-        facts = ProgramFacts.of(program)
+        facts = ProgramFacts.of(facts_program(record, program))
         ids = vocab.encode(fmt.serialize_header(program, parsed.version)) + vocab.encode(context_frame(steps[0][0], inverse))
         chosen: list[int] = []
         for i in range(len(steps) - 1):
@@ -224,3 +224,40 @@ class Scorer:
                 counts[0] += int(ok)
                 counts[1] += 1
         return Scores({k: (hit / n, n) for k, (hit, n) in sorted(totals.items())}, right)
+
+
+def compare_models(models: list[str | None], data: str, split: str = "heldout", limit: int | None = None,
+                   weights: str = "", cache: Path | None = None,
+                   log: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """`ndb eval teacher-forced`: the estimate for each weight vector over `models` (None: the shipped
+    model), one vector per ';' in `weights` (default: each model alone). Each row holds the weights, the
+    table (`Scores.table`) and a printable line. Raises ValueError for a vector that does not fit."""
+    from model_backend.engine.neural import DEFAULT_CHECKPOINT, LoadedModel
+
+    paths = [Path(m) if m else DEFAULT_CHECKPOINT for m in models]
+    vocab = LoadedModel.load(paths[0]).vocabulary
+    records = first_records(data, split, limit)
+    if not records:
+        raise FileNotFoundError(f"no {split} records in {data}")
+    began = time.perf_counter()
+    rep = replay(vocab, records)
+    if log:
+        log(f"{len(rep.transitions)} transitions, {len(rep.targets)} choices, "
+            f"{sum(not t.producible for t in rep.transitions)} the grammar or tokenizer cannot produce "
+            f"({time.perf_counter() - began:.0f} s)")
+    names = [str(p) for p in paths]
+    vectors = ([[float(x) for x in v.split(",")] for v in weights.split(";")] if weights
+               else [[float(i == j) for j in range(len(paths))] for i in range(len(paths))])
+    for vector in vectors:
+        if len(vector) != len(paths) or not any(vector) or min(vector) < 0:
+            raise ValueError(f"weights {vector}: give one weight >= 0 per model ({len(paths)}), not all 0")
+    scorer = Scorer(rep, [member_choices(p, rep, cache, log) for p in paths], vocab)
+    rows = []
+    for vector in vectors:
+        table = scorer.score(vector).table
+        shown = {"all": "all", "action:step_into": "step_into", "action:step_over": "step_over", "into+over": "into+over"}
+        parts = "  ".join(f"{label} {table[k][0]:.1%} ({table[k][1]})" for k, label in shown.items() if k in table)
+        who = " + ".join(f"{w:g}*{n}" for n, w in zip(names, vector, strict=True) if w) if len(paths) > 1 else names[0]
+        rows.append({"models": names, "weights": vector, "table": {k: list(v) for k, v in table.items()},
+                     "line": f"{who}: {parts}"})
+    return rows

@@ -21,16 +21,14 @@ stack or name refused (at most 20 of each).
 from __future__ import annotations
 
 import json
-import random
 import re
 from collections.abc import Iterable, Iterator
 
-from model_backend import sampler
 from model_backend import trace_format as fmt
 from model_backend.data.build import iter_records, record_text
+from model_backend.data.from_programs import program_records
 from model_backend.grammar import MAX_RUN, FrameConstraint, JsonString, ProgramFacts, Stack
 from model_backend.program import Program
-from model_backend.sandbox import Limits, run_trace
 from model_backend.state import State
 
 
@@ -71,17 +69,10 @@ def program_texts(programs: Iterable[Program], trajectories: int, seed: int = 0,
                   version: int = fmt.FORMAT_VERSION) -> Iterator[str]:
     """`trajectories` trajectories of each program (two forward, one inverse, in turn), drawn as a build
     draws them from one sandboxed trace, in trace format `version` (2 or 3) with the whole program in the
-    header."""
-    for index, program in enumerate(programs):
-        result = run_trace(program, Limits(objects=version >= 3))
-        rng = random.Random(seed * 1_000_003 + index)
-        for k in range(trajectories):
-            inverse = k % 3 == 2
-            steps = (sampler.sample_inverse if inverse else sampler.sample_forward)(program, result, rng)
-            if len(steps) < 2:
-                continue
-            for segments in sampler.training_records(program, steps, inverse, version):
-                yield "".join(text for text, _ in segments)
+    header (`from_programs.program_records`, every draw kept)."""
+    for _, record in program_records(programs, trajectories, seed, version, unique=False):
+        if record is not None:
+            yield "".join(text for text, _ in record["segments"])
 
 
 def check_texts(texts: Iterable[str], label: str, limit: int | None = None) -> list[str]:

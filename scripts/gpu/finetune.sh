@@ -13,7 +13,7 @@
 #    used (the cosine schedule ends with it), on the builds and the carried train shards, with the carried
 #    held-out shards for its held-out loss;
 # 4. packs final/ (bf16) into $OUT as 15 MB pieces, plus the training log and this script's log.
-# Environment: CALL_SECONDS (default 570), BUILDS (4), PROGRAMS (4000 per build), SEED0 (350),
+# Environment: CALL_SECONDS (default 570), BUILDS (4), PROGRAMS (4000 per build), SEED0 (350), VARIANTS,
 # BUILD_SECONDS (190), BUILD_EXTRA (default "--input-jumps 0.5"), EXTRA (more `ndb train` options),
 # INIT (the checkpoint to start from, e.g. model_backend/checkpoints/proposer; only it need travel),
 # NO_WHEELS=1 (use the python3 on PATH as it is: how the script is tried on the CPU machine),
@@ -53,7 +53,7 @@ for f in .gpudata/*.tar.xz; do python3 -c "import sys, tarfile; tarfile.open(sys
 
 # --- data: BUILDS builds side by side, each stopped after BUILD_SECONDS (its complete shards stay)
 mkdir -p data_out
-WORKERS=$(( CORES / BUILDS > 0 ? CORES / BUILDS : 1 ))
+WORKERS=$(( BUILDS > 0 && CORES / BUILDS > 0 ? CORES / BUILDS : 1 ))  # BUILDS=0: carried data only
 pids=()
 for k in $(seq 1 "$BUILDS"); do
     real=--no-real-code; [ "$k" -eq 1 ] && real=--real-code
@@ -75,13 +75,14 @@ for k in $(seq 1 "$BUILDS"); do
     done
 done
 # a shard counts only with its stats file beside it (model/train.find_shards), so both are linked
-k=0
+k=0; held=0
 for f in data_out/ft-carried/*/*-*.stats.json; do
     d=${f%.stats.json}; split=$(basename "$d"); split=${split%%-*}
     [ -f "$d.jsonl" ] || continue
+    [ "$split" = heldout ] && held=$((held + 1))
     k=$((k + 1)); ln -s "$(realpath "$d.jsonl")" "$MIX/$split-c$k.jsonl"; ln -s "$(realpath "$f")" "$MIX/$split-c$k.stats.json"
 done
-if [ "$k" -eq 0 ]; then  # nothing carried: the first build's held-out shards give the held-out loss
+if [ "$held" -eq 0 ]; then  # no held-out shard carried: the first build's give the held-out loss
     for f in data_out/ft-s1/heldout-*.stats.json; do
         d=${f%.stats.json}; [ -f "$d.jsonl" ] || continue
         k=$((k + 1)); ln -s "$(realpath "$d.jsonl")" "$MIX/heldout-b$k.jsonl"; ln -s "$(realpath "$f")" "$MIX/heldout-b$k.stats.json"
@@ -94,34 +95,57 @@ print("mix:", len(stats), "train shards with stats,", sum(s["stats"]["trajectori
       sum(s["stats"]["chars"] for s in stats), "chars")
 EOF
 echo "data at $(since)"
-tail -n 2 data_out/ft-s*.log
+[ "$BUILDS" -gt 0 ] && tail -n 2 data_out/ft-s*.log
 
 # --- the shipped model's tokenizer (its files only: the checkpoint's model card must not follow)
 TOK=data_out/ft-tokenizer
 copy_tokenizer "$TOK" "$INIT"
 
-# --- fine-tune until the call's budget is nearly used; SIGINT (the safety net) checkpoints and exits
-LEFT=$(( CALL_SECONDS - ($(date +%s) - START) - 35 ))  # 35 s for the export and the packing
+# --- fine-tune until the call's budget is nearly used; SIGINT (the safety net) checkpoints and exits.
+#     VARIANTS ('|'-separated `ndb train` options) runs one trainer per variant side by side on the same
+#     data (runs/RUN-1, RUN-2, ...): an 11 M model leaves most of the GPU idle, so two candidates cost
+#     little more than one. Without it, one trainer in runs/RUN.
+LEFT=$(( CALL_SECONDS - ($(date +%s) - START) - 45 ))  # 45 s for the exports and the packing
 if [ "$LEFT" -lt 90 ]; then echo "not enough of this call left to train"; exit 4; fi
 MINUTES=$(python3 -c "print(round(($LEFT - 30) / 60, 2))")  # the trainer's budget counts its setup too; 30 s for its export
-echo "training for $MINUTES minutes (limit ${LEFT}s)"
-# shellcheck disable=SC2086
-timeout -s INT "$LEFT" "${NDB[@]}" train --data "$MIX" --tokenizer "$TOK" --out "runs/$RUN" \
-    --init-from "$INIT" --model medium --minutes "$MINUTES" \
-    --batch-tokens 32768 --lr 2e-4 --warmup 100 --eval-every 500 --save-every 100000 --eval-examples 256 \
-    --seed 35 --export-dtype bfloat16 --no-progress ${EXTRA:-} 2>&1 | grep -v "^\s*$" | tail -25
-RC=${PIPESTATUS[0]}
-echo "trainer rc $RC at $(since)"
-if [ ! -d "runs/$RUN/final" ] && [ -f "runs/$RUN/last/model.safetensors" ]; then
-    # interrupted (the safety net fired): export the checkpoint SIGINT wrote, like the trainer's final/
-    "${NDB[@]}" export "runs/$RUN/last/model.safetensors" --like "$INIT" \
-        --out "runs/$RUN/final" --export-dtype bfloat16 && echo "exported last/ as final/"
-fi
-if [ -d "runs/$RUN/final" ]; then
-    tar -C "runs/$RUN" -cf - final | split -b 15m - "$OUT/final.tar.part-"
-    cp "runs/$RUN/final/training_log.json" "$OUT/training_log.json" 2>/dev/null
-    ls -la "$OUT"
-    echo "done at $(since): here, mkdir -p runs/$RUN && cat FILES_AT/final.tar.part-* | tar -xf - -C runs/$RUN"
-else
-    echo "no final/ (rc $RC)"; exit 5
-fi
+IFS='|' read -r -a VARS <<< "${VARIANTS:-}"
+[ "${#VARS[@]}" -eq 0 ] && VARS=("")
+NAMES=(); pids=(); mkdir -p runs
+for i in "${!VARS[@]}"; do
+    name=$RUN; [ "${#VARS[@]}" -gt 1 ] && name=$RUN-$((i + 1))
+    NAMES+=("$name")
+    echo "training $name for $MINUTES minutes (limit ${LEFT}s): ${EXTRA:-} ${VARS[$i]}"
+    # shellcheck disable=SC2086
+    timeout -s INT "$LEFT" "${NDB[@]}" train --data "$MIX" --tokenizer "$TOK" --out "runs/$name" \
+        --init-from "$INIT" --model medium --minutes "$MINUTES" \
+        --batch-tokens 32768 --lr 2e-4 --warmup 100 --eval-every 500 --save-every 100000 --eval-examples 256 \
+        --seed $((35 + i)) --export-dtype bfloat16 --no-progress ${EXTRA:-} ${VARS[$i]} > "runs/$name.log" 2>&1 &
+    pids+=($!)
+done
+for i in "${!pids[@]}"; do
+    wait "${pids[$i]}"; RC=$?
+    name=${NAMES[$i]}
+    grep -v "^\s*$" "runs/$name.log" | tail -12
+    echo "trainer $name rc $RC at $(since)"
+    if [ ! -d "runs/$name/final" ] && [ -f "runs/$name/last/model.safetensors" ]; then
+        # interrupted (the safety net fired): export the checkpoint SIGINT wrote, like the trainer's final/
+        "${NDB[@]}" export "runs/$name/last/model.safetensors" --like "$INIT" \
+            --out "runs/$name/final" --export-dtype bfloat16 && echo "exported last/ as final/"
+    fi
+done
+PACKED=0
+for name in "${NAMES[@]}"; do
+    [ -d "runs/$name/final" ] || { echo "no final/ for $name"; continue; }
+    PACKED=$((PACKED + 1))
+    if [ "${#NAMES[@]}" -eq 1 ]; then
+        tar -C "runs/$name" -cf - final | split -b 15m - "$OUT/final.tar.part-"
+        cp "runs/$name/final/training_log.json" "$OUT/training_log.json" 2>/dev/null
+        echo "here: mkdir -p runs/$name && cat FILES_AT/final.tar.part-* | tar -xf - -C runs/$name"
+    else  # the training log travels inside final/: $OUT brings back at most 8 files
+        tar -C "runs/$name" -cf - final | split -b 15m - "$OUT/$name.tar.part-"
+        echo "here: mkdir -p runs/$name && cat FILES_AT/$name.tar.part-* | tar -xf - -C runs/$name"
+    fi
+done
+ls -la "$OUT"
+[ "$PACKED" -gt 0 ] || exit 5
+echo "done at $(since)"

@@ -161,6 +161,24 @@ def test_usable_reasons() -> None:
     assert usable((), err) == "unexpected_error" and usable(("KeyError",), err) is None
     long = [ev.model_copy(update={"index": i, "locals": {"s": "'" + "a" * 200 + "'"}}) for i in range(5)]
     assert usable((), TraceResult(events=long, exit="normal")) == "long_value"
+    assert usable((), TraceResult(events=long, exit="normal"), max_value_len=203) is None
+    assert usable((), TraceResult(events=many, exit="normal"), max_events=4) == "too_many_events"
+
+
+def test_keep_limits_let_long_runs_and_long_values_in(tmp_path: Path) -> None:
+    """The benchmark's programs run past 400 events and show values cut at 200 characters: with raised
+    limits a build keeps such programs, which the defaults leave out, and records the limits it used."""
+    loop = Prog(source="def f(n):\n    out = []\n    for i in range(n):\n        out.append(i * 1000)\n"
+                       "    return len(out)\n", entry="f(250)")  # about 500 events; `out` grows past 200 characters
+    default = build_dataset(tmp_path / "default", seed=1, n_generated=0, workers=1, progress=False, real_code=False,
+                            programs=[loop], heldout_fraction=0.0)
+    assert default.splits["train"].used == 0 and default.splits["train"].skipped == {"too_many_events": 1}
+    raised = build_dataset(tmp_path / "raised", seed=1, n_generated=0, workers=1, progress=False, real_code=False,
+                           programs=[loop], heldout_fraction=0.0, max_events=2000, max_value_len=203)
+    assert raised.splits["train"].used == 1 and raised.settings.keep["max_events"] == 2000
+    assert raised.settings.limits["max_events"] == 2001
+    texts = [build.record_text(r) for r in iter_records(tmp_path / "raised", "train")]
+    assert texts and any("..." in t for t in texts)  # a value cut at the tracer's 200 characters
 
 
 def test_deterministic_whatever_the_workers(built: tuple[Path, build.Manifest], tmp_path: Path) -> None:

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
+from typer.testing import CliRunner
 
+from dap_server.cli import app
 from model_backend.data.build import build_dataset
 from model_backend.engine.decoding import Vocabulary
 from model_backend.engine.neural import DEFAULT_CHECKPOINT, LoadedModel
@@ -67,3 +69,20 @@ def _untrained_model(out: Path) -> Path:
     torch.manual_seed(0)
     LlamaForCausalLM(config).save_pretrained(out)
     return out
+
+
+def test_cli_compares_models_alone_and_in_a_mean(tmp_path: Path) -> None:
+    data, _, _ = _replayed(tmp_path, seed=7, per_program=2)
+    untrained = _untrained_model(tmp_path / "untrained")
+    runner = CliRunner()
+    base = ["eval", "teacher-forced", "--data", str(data), "--split", "train", "--cache", str(tmp_path / "cache")]
+    result = runner.invoke(app, [*base, "--model", str(MEMBER), "--model", str(untrained),
+                                 "--json", str(tmp_path / "rows.json")])
+    assert result.exit_code == 0, result.output
+    rows = json.loads((tmp_path / "rows.json").read_text())
+    assert [row["weights"] for row in rows] == [[1.0, 0.0], [0.0, 1.0]]
+    trained_all, untrained_all = (row["table"]["all"][0] for row in rows)
+    assert trained_all > untrained_all  # the shipped model beats random weights on these frames
+    assert rows[0]["line"] in result.output
+    bad = runner.invoke(app, [*base, "--model", str(MEMBER), "--weights", "1,1"])
+    assert bad.exit_code == 2 and "one weight" in bad.output
