@@ -277,24 +277,31 @@ def _trajectory(
             program = program.model_copy(update={"entry": sampler.hidden_entry(program.entry)})
         parts = sampler.training_records(program, steps, inverse, settings.format_version, settings.header_tokens)
         if parts and all(sum(len(text) for text, _ in segments) <= settings.max_chars for segments in parts):
-            actions = [str(action) for _, action in steps if action is not None]
-            horizons = [sampler.horizon(steps[i][0], steps[i + 1][0]) for i in range(len(steps) - 1)]
-            records, offset = [], 0
-            for segments in parts:
-                k = sum(trained for _, trained in segments)  # one trained frame per action taken
-                records.append({
-                    "program_id": task.program_id,
-                    "function_id": task.function_id,
-                    "source_kind": task.kind,
-                    "inverse": inverse,
-                    "segments": [[text, trained] for text, trained in segments],
-                    "actions": actions[offset:offset + k],
-                    "horizons": horizons[offset:offset + k],
-                })
-                offset += k
-            return records
+            return trajectory_records(parts, steps, inverse,
+                                      {"program_id": task.program_id, "function_id": task.function_id,
+                                       "source_kind": task.kind})
         max_steps //= 2
     return None
+
+
+def trajectory_records(parts: list[list[tuple[str, bool]]], steps: sampler.Steps, inverse: bool,
+                       ids: dict[str, str]) -> list[dict[str, Any]]:
+    """The records of one trajectory cut into `parts` (`sampler.training_records`): `ids` (program_id,
+    function_id, source_kind), then each part's segments with the actions and horizons of its trained
+    frames."""
+    actions = [str(action) for _, action in steps if action is not None]
+    horizons = [sampler.horizon(steps[i][0], steps[i + 1][0]) for i in range(len(steps) - 1)]
+    records, offset = [], 0
+    for segments in parts:
+        k = sum(trained for _, trained in segments)  # one trained frame per action taken
+        records.append({
+            **ids, "inverse": inverse,
+            "segments": [[text, trained] for text, trained in segments],
+            "actions": actions[offset:offset + k],
+            "horizons": horizons[offset:offset + k],
+        })
+        offset += k
+    return records
 
 
 def process_program(task: _Task, settings: BuildSettings) -> _Outcome:

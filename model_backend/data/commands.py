@@ -122,13 +122,12 @@ def register(app: typer.Typer) -> None:
         """Trace given programs as they are (no build limits) and write their trajectories as one shard of a
         build: an evaluation set of real programs for `ndb eval next-state` and `ndb grammar check`."""
         from model_backend.data.from_programs import write_program_set
-        from model_backend.eval.realistic import BenchmarkError, parse_benchmark
+        from model_backend.eval.realistic import BenchmarkError, benchmark_programs
 
         if trajectories < 1 or (header_tokens is not None and header_tokens < 64) or split not in ("train", "heldout"):
             _fail("--trajectories must be >= 1, --header-tokens at least 64, --split train or heldout")
-        files = sorted(f for p in paths for f in (p.glob("*.py") if p.is_dir() else [p]))
         try:
-            programs = [parse_benchmark(f).program for f in files]
+            programs = benchmark_programs(paths)
         except BenchmarkError as exc:
             _fail(str(exc))
             return

@@ -36,6 +36,8 @@ from model_backend.data.build import (
     _write_atomic,
     function_id,
     program_id,
+    record_text,
+    trajectory_records,
 )
 from model_backend.program import Program
 from model_backend.sandbox import Limits, run_trace
@@ -51,6 +53,9 @@ def program_records(programs: Iterable[Program], trajectories: int, seed: int = 
     for index, program in enumerate(programs):
         result = run_trace(program, Limits(objects=version >= 3))
         rng = random.Random(seed * 1_000_003 + index)
+        ids = {"program_id": program_id(program), "function_id": function_id(program), "source_kind": kind}
+        if header_tokens is not None:  # the grammar's facts come from the whole program (build.facts_program)
+            ids["program_source"] = program.source
         seen: set[str] = set()
         given = False
         for k in range(trajectories):
@@ -58,21 +63,9 @@ def program_records(programs: Iterable[Program], trajectories: int, seed: int = 
             steps = (sampler.sample_inverse if inverse else sampler.sample_forward)(program, result, rng)
             if len(steps) < 2:
                 continue
-            actions = [str(action) for _, action in steps if action is not None]
-            horizons = [sampler.horizon(steps[i][0], steps[i + 1][0]) for i in range(len(steps) - 1)]
-            offset = 0
-            for segments in sampler.training_records(program, steps, inverse, version, header_tokens):
-                n = sum(trained for _, trained in segments)  # one trained frame per action taken
-                record = {
-                    "program_id": program_id(program), "function_id": function_id(program),
-                    "source_kind": kind, "inverse": inverse,
-                    "segments": [[text, trained] for text, trained in segments],
-                    "actions": actions[offset:offset + n], "horizons": horizons[offset:offset + n],
-                }
-                if header_tokens is not None:  # the grammar's facts come from the whole program (build.facts_program)
-                    record["program_source"] = program.source
-                offset += n
-                text = "".join(text for text, _ in segments)
+            parts = sampler.training_records(program, steps, inverse, version, header_tokens)
+            for record in trajectory_records(parts, steps, inverse, ids):
+                text = record_text(record)
                 if unique and text in seen:
                     continue
                 seen.add(text)

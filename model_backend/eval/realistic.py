@@ -35,6 +35,7 @@ import re
 import threading
 import time
 import traceback
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,13 @@ def load_benchmark(split: str, root: str | Path | None = None) -> list[Benchmark
     if not files:
         raise BenchmarkError(f"no programs in {folder / split}")
     return [parse_benchmark(path) for path in files]
+
+
+def benchmark_programs(paths: Iterable[Path]) -> list[Program]:
+    """The programs of benchmark files, or of folders of them, sorted by path.
+    BenchmarkError for a file without an entry line or that cannot be read."""
+    files = sorted(f for p in paths for f in (p.glob("*.py") if p.is_dir() else [p]))
+    return [parse_benchmark(f).program for f in files]
 
 
 def reference_limits(engine: Engine) -> Limits:

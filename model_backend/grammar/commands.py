@@ -45,12 +45,11 @@ def register(app: typer.Typer) -> None:
         """Trace each program in the sandbox, draw trajectories from its trace as a build does, and feed
         them through the grammar's rules as `check` does: what they refuse (it should be nothing) and which
         rules governed each step, on whole programs rather than a build."""
-        from model_backend.eval.realistic import BenchmarkError, parse_benchmark
+        from model_backend.eval.realistic import BenchmarkError, benchmark_programs
         from model_backend.grammar.check import check_texts, program_texts
 
-        files = sorted(f for p in paths for f in (p.glob("*.py") if p.is_dir() else [p]))
         try:
-            programs = [parse_benchmark(f).program for f in files]
+            programs = benchmark_programs(paths)
         except BenchmarkError as exc:
             typer.echo(f"ndb: error: {exc}", err=True)
             raise typer.Exit(2) from None
