@@ -277,9 +277,10 @@ def _trajectory(
             program = program.model_copy(update={"entry": sampler.hidden_entry(program.entry)})
         parts = sampler.training_records(program, steps, inverse, settings.format_version, settings.header_tokens)
         if parts and all(sum(len(text) for text, _ in segments) <= settings.max_chars for segments in parts):
-            return trajectory_records(parts, steps, inverse,
-                                      {"program_id": task.program_id, "function_id": task.function_id,
-                                       "source_kind": task.kind})
+            ids = {"program_id": task.program_id, "function_id": task.function_id, "source_kind": task.kind}
+            if settings.header_tokens is not None:  # the grammar's facts come from the whole program (facts_program)
+                ids["program_source"] = program.source
+            return trajectory_records(parts, steps, inverse, ids)
         max_steps //= 2
     return None
 
@@ -592,7 +593,8 @@ def record_text(record: dict[str, Any]) -> str:
 
 def facts_program(record: dict[str, Any], header_program: Program) -> Program:
     """The program whose facts the grammar takes for a record, as the engines take them from the whole
-    program: the record's `program_source` where it has one (a program set cut by views, `from_programs`),
+    program: the record's `program_source` where it has one (records whose headers show program views: a
+    build with `header_tokens`, a program set of `from_programs`),
     else the program its header shows (whole, unless a build's view cut it)."""
     source = record.get("program_source")
     if not isinstance(source, str):

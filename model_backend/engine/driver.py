@@ -16,6 +16,7 @@ and `_generate_frame_steps`.
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections import Counter
 from collections.abc import Generator
 from typing import Any
 
@@ -47,6 +48,10 @@ from model_backend.state import Action, State
 from model_backend.view import HeaderPlanner, HeaderTooLong, ProgramView
 
 MAX_FRAME_TOKENS = 768
+# Times a followed action's single steps may come back to one state before it finishes with jumps. A model
+# whose prediction depends on the state alone (the context rebased at each step, as a real program's
+# objects make it) goes round such a cycle until the budget is spent: 128 steps of nothing.
+MAX_REVISITS = 2
 ORACLE_HINT = " (the model could not predict this step; the oracle engine, --engine oracle, runs the program for exact values)"
 Steps = Generator[Any, Any, Any]
 
@@ -96,15 +101,23 @@ class GrammarEngine(StepwiseEngine):
         start = state = self.state
         lines = stop_lines(action, breakpoints)
         printed: list[str] = []
-        for taken in range(budget + MAX_FINISHING_JUMPS):
+        visits: Counter[str] = Counter()  # of each state the single steps reached
+        singles = jumps = 0
+        while singles < budget or jumps < MAX_FINISHING_JUMPS:
             if self.live_breakpoints is not None:  # breakpoints set since the action began count too
                 breakpoints = self.live_breakpoints()
                 lines = stop_lines(action, breakpoints)
-            if taken < budget:
+            if singles < budget:
                 step = Action(kind=single_step_kind(self.facts, start, state, breakpoints, follow))
                 state = yield from self.predict_steps(step)
                 self.followed_steps += 1
+                singles += 1
+                seen = state.model_dump_json(exclude={"confidence"})
+                visits[seen] += 1
+                if visits[seen] > MAX_REVISITS:  # the predictions go round: finish with jumps from here
+                    budget = singles
             else:  # past the budget (a long loop, or a model going round): finish with jumps
+                jumps += 1
                 step = finishing_action(self.facts, action, state)
                 state = yield from self.predict_steps(step, breakpoints)
             if state.error is not None:

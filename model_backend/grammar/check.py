@@ -11,9 +11,8 @@ line that can call the entry above it, the last on the frame's line); every stat
 the names the grammar lets a frame of its function hold; and every whole frame through the grammar after the
 action that led to it (so the rules that depend on the action, such as which line can follow which, apply).
 These are the rules constrained decoding uses.
-The facts come from the header's program, as the engines take them from the whole program: check a build
-made without `--header-tokens`, where every header shows the whole program (a program view leaves lines
-out, and steps in functions it leaves out would count as refused here though the engines accept them).
+The facts come from the whole program, as the engines take them: a record's `program_source` where its
+header shows a program view (builds with `--header-tokens`, `ndb data programs`), else the header's program.
 Prints the counts and the longest run of one character in a value (against MAX_RUN), then any value,
 stack or name refused (at most 20 of each).
 """
@@ -62,7 +61,8 @@ def walked_frame(facts: ProgramFacts, prev: State | None, state: State, inverse:
 def check(data: str, split: str, limit: int | None = None) -> list[str]:
     """The report's lines for a build's split: the counts, then what the grammar refused (at most 20 of each
     kind)."""
-    return check_texts((record_text(record) for record in iter_records(data, split)), f"{data} ({split})", limit)
+    records = iter_records(data, split)
+    return check_texts(((record_text(r), r.get("program_source")) for r in records), f"{data} ({split})", limit)
 
 
 def program_texts(programs: Iterable[Program], trajectories: int, seed: int = 0,
@@ -75,9 +75,10 @@ def program_texts(programs: Iterable[Program], trajectories: int, seed: int = 0,
             yield "".join(text for text, _ in record["segments"])
 
 
-def check_texts(texts: Iterable[str], label: str, limit: int | None = None) -> list[str]:
-    """The report's lines for trajectories in the trace format: the counts, then what the grammar refused
-    (at most 20 of each kind)."""
+def check_texts(texts: Iterable[str | tuple[str, str | None]], label: str, limit: int | None = None) -> list[str]:
+    """The report's lines for trajectories in the trace format, each alone or with the whole program's
+    source where its header shows a view: the counts, then what the grammar refused (at most 20 of each
+    kind)."""
     values = stacks = trajectories = names = run = frames = loop_steps = appends = stores = returns = ordered = comprehensions = truths = 0
     computed = mutating = mutated = printed = silent = after_call = undone = preceded = 0
     called = after_callee = comprehension_results = cannot_raise = attributes = body_starts = 0
@@ -86,14 +87,16 @@ def check_texts(texts: Iterable[str], label: str, limit: int | None = None) -> l
     refused_values: list[str] = []
     refused_stacks: list[str] = []
     refused_names: list[str] = []
-    for text in texts:
+    for item in texts:
         if limit is not None and trajectories >= limit:
             break
+        text, whole = (item, None) if isinstance(item, str) else item
         parsed = fmt.parse(text)
         if isinstance(parsed, fmt.FormatError):
             continue
         trajectories += 1
-        facts = ProgramFacts.of(Program(source=parsed.code, entry=parsed.entry), objects=parsed.version >= 3)
+        facts = ProgramFacts.of(Program(source=whole if whole is not None else parsed.code, entry=parsed.entry),
+                                objects=parsed.version >= 3)
         prev: State | None = None
         taken: str | None = None
         trail: list[tuple[State, str]] = []

@@ -180,3 +180,45 @@ def test_past_the_budget_jumps_finish_the_action(budget: int) -> None:
                 assert set(engine.predictions[budget:]) <= {"step_into", "step_return", "continue", "breakpoint"}, context
                 finished += any(kind != "step_into" for kind in engine.predictions[budget:])
     assert finished > 20, finished
+
+
+class GoingRound(TraceSteps):
+    """A model that, single step after single step, goes round two states for ever; its jumps stop at the
+    breakpoint (line 5)."""
+
+    def __init__(self) -> None:  # noqa: D107 - no trace: every prediction is made up
+        self.program = Program(source=LOOP, entry="spin(2)")
+        self.facts = ProgramFacts.of(self.program)
+        self._state = _at(2, {"n": "2"})
+        self.history = [self._state]
+        self.predictions = []
+
+    def predict_steps(self, action: Action, breakpoints: frozenset[int] = frozenset()) -> Generator[Any, Any, State]:
+        self.predictions.append(action.kind)
+        if action.kind == "step_into":
+            self._state = _at(4 if self._state.line == 3 else 3, {"n": "2", "total": "0"})
+        else:
+            self._state = _at(5, {"n": "2", "total": "0"})
+        self.history.append(self._state)
+        return self._state
+        yield
+
+
+LOOP = "def spin(n):\n    total = 0\n    while total < n:\n        total += 0\n    return total\n"
+
+
+def _at(line: int, local: dict[str, str]) -> State:
+    from model_backend.state import StackFrame
+
+    return State(event="line", line=line, function="spin", source=LOOP.splitlines()[line - 1], locals=local,
+                 stack=[StackFrame(function="spin", line=line)], depth=0)
+
+
+def test_predictions_that_go_round_finish_with_a_jump_at_the_third_visit() -> None:
+    """A state the single steps reach a third time (MAX_REVISITS is 2) ends them: the rest of the budget
+    would go round the same states, so the action finishes with its jump at once."""
+    engine = GoingRound()
+    got = engine.step(Action(kind="continue"), frozenset({5}))
+    assert got.line == 5
+    assert engine.predictions == ["step_into"] * 5 + ["continue"]  # 3, 4, 3, 4, 3: line 3 a third time
+    assert engine.followed_steps == 5 and engine.follow_steps > 5

@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from dap_server.cli import app
-from model_backend.data.build import build_dataset
+from model_backend.data.build import build_dataset, iter_records, record_text
 from model_backend.grammar.automata import MAX_STRING
-from model_backend.grammar.check import program_texts
+from model_backend.grammar.check import check_texts, program_texts
 from model_backend.program import Program
 
 PROGRAMS = [
@@ -52,6 +52,25 @@ def test_check_reads_only_the_first_n_trajectories(built: Path) -> None:
     result = CliRunner().invoke(app, ["grammar", "check", str(built), "train", "2"])
     assert result.exit_code == 0, result.output
     assert result.output.startswith(f"2 trajectories of {built} (train): ")
+
+
+def test_a_build_with_program_views_is_checked_with_the_whole_programs_facts(tmp_path: Path) -> None:
+    """Headers cut to a view leave functions out; the records carry the whole program, whose facts the check
+    takes as the engines do, so steps into the functions a view leaves out are not counted as refused."""
+    helpers = "".join(f"def helper{i}(x):\n    y = x + {i}\n    return y * 2\n\n\n" for i in range(8))
+    main = "def main(n):\n    total = 0\n" + "".join(f"    total += helper{i}(n)\n" for i in range(8)) + "    return total\n"
+    program = Program(source=helpers + main, entry="main(3)")
+    out = tmp_path / "views"
+    build_dataset(out, seed=5, n_generated=0, traj_per_program=6, heldout_fraction=0.0, workers=1, shard_size=50,
+                  progress=False, real_code=False, programs=[program], format_version=2, header_tokens=64)
+    records = list(iter_records(out, "train"))
+    assert records and all(r["program_source"] == program.source for r in records)
+    assert any(len(record_text(r).split("<|frame_sep|>")[0]) < len(program.source) / 2 for r in records)  # cut
+    result = CliRunner().invoke(app, ["grammar", "check", str(out), "train"])
+    assert result.exit_code == 0, result.output
+    assert len(result.output.splitlines()) == 1 and HEAD.match(result.output), result.output
+    header_only = check_texts((record_text(r) for r in records), "the headers' programs")
+    assert not HEAD.match(header_only[0]), header_only[0]  # the views alone would refuse steps: the test compares
 
 
 def test_check_programs_traces_a_folder_of_programs_and_refuses_nothing(tmp_path: Path) -> None:
