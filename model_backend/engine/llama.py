@@ -13,8 +13,6 @@ that pass uses).
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable
 from typing import TypeGuard
 
 import torch
@@ -59,37 +57,10 @@ class KVCache:
         return self.keys[layer_idx][None, :, :end], self.values[layer_idx][None, :, :end]
 
 
-Linear = Callable[[torch.Tensor], torch.Tensor]
-
-
-def _plain(weight: torch.Tensor) -> Linear:
-    return lambda x: F.linear(x, weight)
-
-
-def _int8(weight: torch.Tensor) -> Linear:
-    """`x @ weight.T` with the weight in int8, one scale per output row, and the activations quantized per
-    call (dynamic quantization, fbgemm's kernel): a quarter of the bytes to read, which is what one token's
-    pass waits on here. Symmetric, so a row's zero stays exactly zero."""
-    with warnings.catch_warnings():  # torch marks its quantized tensor types deprecated; 2.13 (pinned) has them
-        warnings.simplefilter("ignore", UserWarning)
-        scale = (weight.detach().float().abs().amax(dim=1) / 127).clamp(min=1e-12)
-        quantized = torch.quantize_per_channel(weight.detach().float(), scale,
-                                               torch.zeros(weight.shape[0], dtype=torch.long), 0, torch.qint8)
-        packed = torch.ops.quantized.linear_prepack(quantized, None)
-
-    def linear(x: torch.Tensor) -> torch.Tensor:
-        out = torch.ops.quantized.linear_dynamic(x.reshape(-1, x.shape[-1]).float(), packed)
-        return out.reshape(*x.shape[:-1], out.shape[-1]).to(x.dtype)
-
-    return linear
-
-
 class LeanLlama:
     """The lean forward pass of `model` (its weights are shared, the fused projections are copies)."""
 
-    def __init__(self, model: LlamaForCausalLM, quantize: str | None = None) -> None:
-        if quantize not in (None, "int8"):
-            raise ValueError(f"unknown quantization {quantize!r} (int8, or none)")
+    def __init__(self, model: LlamaForCausalLM) -> None:
         config = model.config
         self.model = model
         self.inner = model.model
@@ -98,16 +69,9 @@ class LeanLlama:
         self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // self.heads
         self.eps = config.rms_norm_eps
         layers = self.inner.layers
-        qkv = [torch.cat([layer.self_attn.q_proj.weight, layer.self_attn.k_proj.weight,
-                          layer.self_attn.v_proj.weight]) for layer in layers]
-        gate_up = [torch.cat([layer.mlp.gate_proj.weight, layer.mlp.up_proj.weight]) for layer in layers]
-        self.quantized = quantize == "int8"
-        pack = _int8 if self.quantized else _plain
-        self.qkv = [pack(w) for w in qkv]
-        self.gate_up = [pack(w) for w in gate_up]
-        self.o = [pack(layer.self_attn.o_proj.weight) for layer in layers]
-        self.down = [pack(layer.mlp.down_proj.weight) for layer in layers]
-        self.head = pack(model.lm_head.weight)
+        self.qkv = [torch.cat([layer.self_attn.q_proj.weight, layer.self_attn.k_proj.weight,
+                               layer.self_attn.v_proj.weight]) for layer in layers]
+        self.gate_up = [torch.cat([layer.mlp.gate_proj.weight, layer.mlp.up_proj.weight]) for layer in layers]
 
     @staticmethod
     def fits(model: object) -> TypeGuard[LlamaForCausalLM]:
@@ -140,7 +104,7 @@ class LeanLlama:
         q_size, kv_size = self.heads * self.head_dim, self.kv_heads * self.head_dim
         for index, layer in enumerate(self.inner.layers):
             x = self._norm(hidden, layer.input_layernorm.weight)
-            q, k, v = self.qkv[index](x).split([q_size, kv_size, kv_size], dim=-1)
+            q, k, v = F.linear(x, self.qkv[index]).split([q_size, kv_size, kv_size], dim=-1)
             q = q.view(1, n, self.heads, self.head_dim).transpose(1, 2)
             k = k.view(1, n, self.kv_heads, self.head_dim).transpose(1, 2)
             v = v.view(1, n, self.kv_heads, self.head_dim).transpose(1, 2)
@@ -150,8 +114,9 @@ class LeanLlama:
             attended = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask,
                                                       scale=layer.self_attn.scaling,
                                                       enable_gqa=self.kv_heads != self.heads)
-            hidden = hidden + self.o[index](attended.transpose(1, 2).reshape(1, n, q_size))
-            gate, up = self.gate_up[index](self._norm(hidden, layer.post_attention_layernorm.weight)).chunk(2, dim=-1)
-            hidden = hidden + self.down[index](F.silu(gate) * up)
+            hidden = hidden + F.linear(attended.transpose(1, 2).reshape(1, n, q_size), layer.self_attn.o_proj.weight)
+            gate, up = F.linear(self._norm(hidden, layer.post_attention_layernorm.weight),
+                                self.gate_up[index]).chunk(2, dim=-1)
+            hidden = hidden + F.linear(F.silu(gate) * up, layer.mlp.down_proj.weight)
         last = self._norm(hidden[:, -1], self.inner.norm.weight)
-        return self.head(last)[0].float()
+        return F.linear(last, self.model.lm_head.weight)[0].float()

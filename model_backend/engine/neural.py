@@ -147,7 +147,7 @@ class LoadedModel:
         model.eval()
         loaded = cls(model=model, tokenizer=tokenizer, path=str(path), device=dev)
         loaded._index_vocabulary()
-        loaded.lean = LeanLlama(model, quantization()) if LeanLlama.fits(model) else None
+        loaded.lean = LeanLlama(model) if LeanLlama.fits(model) else None
         return loaded
 
     def _index_vocabulary(self) -> None:
@@ -460,19 +460,6 @@ def inference_threads() -> int:
     cores makes a debugging step several times slower (docs/benchmarks.md, "Language server")."""
     value = os.environ.get(THREADS_ENV, "").strip()
     return int(value) if value.isdigit() and int(value) >= 1 else 1
-
-
-QUANTIZE_ENV = "NDB_QUANTIZE"  # "int8": the in-process pass reads int8 weights (engine/llama.py); unset: float32
-
-
-def quantization() -> str | None:
-    """$NDB_QUANTIZE ("int8"), else None; EngineError for another value."""
-    value = os.environ.get(QUANTIZE_ENV, "").strip().lower()
-    if value in ("", "none", "fp32", "float32"):
-        return None
-    if value != "int8":
-        raise EngineError(f"{QUANTIZE_ENV}={value!r}: the choices are int8 and none")
-    return value
 
 
 def _shared_model(path: str | None) -> LoadedModel:
