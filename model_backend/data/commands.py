@@ -41,6 +41,7 @@ def register(app: typer.Typer) -> None:
         real_code: Annotated[bool, typer.Option("--real-code/--no-real-code", help="Add HumanEval and `algorithms` programs to the generated ones.")] = True,
         realistic: Annotated[int, typer.Option("--realistic", help="Class-based realistic programs (model_backend/data/classgen.py) on top of the others, minus look-alikes of benchmarks/realistic.")] = 0,
         stdlib: Annotated[bool, typer.Option("--stdlib/--no-stdlib", help="Add the standard library's pure-Python functions, called with generated inputs (model_backend/data/stdlib_code.py).")] = False,
+        pypi: Annotated[bool, typer.Option("--pypi/--no-pypi", help="Add pure-Python functions of permissively licensed PyPI packages (boltons, inflection), called with generated inputs (model_backend/data/pypi_code.py).")] = False,
         format_version: Annotated[int, typer.Option("--format", help="Trace format of the records: 3 writes the program's objects with their fields, 2 as Python's default repr (for models that read format 2).")] = 3,
         header_tokens: Annotated[int | None, typer.Option("--header-tokens", help="Program views for programs whose header is longer than this many tokens (estimated at 3 characters a token), as the engines show them; default: whole programs.")] = None,
         max_events: Annotated[int, typer.Option("--max-events", help="Keep programs whose trace has at most this many events.")] = 400,
@@ -61,11 +62,11 @@ def register(app: typer.Typer) -> None:
             _fail("--inverse, --hide-start-locals and --input-jumps must be in [0, 1] and --heldout in [0, 1)")
         from model_backend.sampler import SamplerConfig
         program_list = None
-        if realistic > 0 or stdlib:  # without either the build loads its programs itself, as it always has
+        if realistic > 0 or stdlib or pypi:  # without these the build loads its programs itself, as it always has
             from model_backend.data.programs import all_programs
 
             program_list = all_programs(seed=seed, n_generated=programs, humaneval=real_code,
-                                        algorithms=real_code, n_realistic=realistic, stdlib=stdlib)
+                                        algorithms=real_code, n_realistic=realistic, stdlib=stdlib, pypi=pypi)
         try:
             manifest = build_dataset(
                 out, seed=seed, n_generated=programs, traj_per_program=traj, inverse_fraction=inverse,

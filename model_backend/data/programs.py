@@ -225,12 +225,14 @@ def all_programs(
     n_realistic: int = 0,
     realistic_root: str | Path | None = DEFAULT_REALISTIC,
     stdlib: bool = False,
+    pypi: bool = False,
 ) -> list[Program]:
     """Generated functions (`n_generated`), multi-function scripts (`n_scripts`, default a quarter of
     `n_generated`), HumanEval and `algorithms` programs, then `n_realistic` class-based programs
     (`classgen.realistic_programs`) minus those with a function or method of the realistic benchmark
     (`load_realistic_fingerprints(realistic_root)`), with `stdlib` the standard library's functions
-    (`stdlib_code.stdlib_programs`, minus look-alikes of the benchmark too), all minus CruxEval
+    (`stdlib_code.stdlib_programs`) and with `pypi` the functions of PyPI packages (`pypi_code.pypi_programs`),
+    both minus look-alikes of the benchmark too, all minus CruxEval
     look-alikes. Deterministic given
     the seed. Run `keep_runnable` on the result before tracing it for a dataset."""
     if n_scripts is None:
@@ -256,13 +258,20 @@ def all_programs(
         if realistic_root is not None and Path(realistic_root).is_dir():
             library = decontaminate_functions(library, load_realistic_fingerprints(realistic_root))
         programs += library
+    if pypi:
+        from model_backend.data.pypi_code import pypi_programs
+
+        packaged: list[Program] = pypi_programs(seed)
+        if realistic_root is not None and Path(realistic_root).is_dir():
+            packaged = decontaminate_functions(packaged, load_realistic_fingerprints(realistic_root))
+        programs += packaged
     if cruxeval_path is not None and Path(cruxeval_path).exists():
         programs = decontaminate(programs, load_cruxeval_fingerprints(cruxeval_path))
     return programs
 
 
 def origin_of(program: Program) -> str:
-    """"gen", "script", "humaneval", "algorithms", "stdlib", "realistic" (or "other" for a plain Program)."""
+    """"gen", "script", "humaneval", "algorithms", "stdlib", "pypi", "realistic" (or "other" for a plain Program)."""
     origin = getattr(program, "origin", None)
     return origin.split(":")[0] if isinstance(origin, str) else "other"
 
