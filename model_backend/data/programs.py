@@ -251,20 +251,18 @@ def all_programs(
         if realistic_root is not None and Path(realistic_root).is_dir():
             realistic = decontaminate_functions(realistic, load_realistic_fingerprints(realistic_root))
         programs += realistic
+    library: list[Program] = []  # library code, decontaminated against the benchmark like the realistic ones
     if stdlib:
         from model_backend.data.stdlib_code import stdlib_programs
 
-        library: list[Program] = stdlib_programs(seed)
-        if realistic_root is not None and Path(realistic_root).is_dir():
-            library = decontaminate_functions(library, load_realistic_fingerprints(realistic_root))
-        programs += library
+        library += stdlib_programs(seed)
     if pypi:
         from model_backend.data.pypi_code import pypi_programs
 
-        packaged: list[Program] = pypi_programs(seed)
-        if realistic_root is not None and Path(realistic_root).is_dir():
-            packaged = decontaminate_functions(packaged, load_realistic_fingerprints(realistic_root))
-        programs += packaged
+        library += pypi_programs(seed)
+    if library and realistic_root is not None and Path(realistic_root).is_dir():
+        library = decontaminate_functions(library, load_realistic_fingerprints(realistic_root))
+    programs += library
     if cruxeval_path is not None and Path(cruxeval_path).exists():
         programs = decontaminate(programs, load_cruxeval_fingerprints(cruxeval_path))
     return programs
