@@ -25,7 +25,7 @@ import functools
 import os
 import threading
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -35,8 +35,9 @@ from transformers import AutoTokenizer, DynamicCache, LlamaForCausalLM, PreTrain
 from transformers.utils import logging as hf_logging
 
 from model_backend import trace_format as fmt
-from model_backend.engine.base import Engine
+from model_backend.engine.base import Engine, context_frame
 from model_backend.engine.decoding import BranchPoint, FrameDecoder, Generated, Vocabulary, search
+from model_backend.engine.draft import DRAFT_TOKENS, pack, propose
 from model_backend.engine.driver import MAX_FRAME_TOKENS, FrameEngine
 from model_backend.engine.ensemble import EnsembleCache, EnsembleLM, is_ensemble, load_ensemble
 from model_backend.engine.errors import Cancelled, EngineError
@@ -54,6 +55,19 @@ T = TypeVar("T")
 K = TypeVar("K")
 # An operation on a session: yields token ids to feed, receives the logits after the last one, returns T.
 Feed = Generator[list[int], torch.Tensor, T]
+DRAFT_ENV = "NDB_DRAFT"  # tokens a draft offers at most (0: no drafts), for every session a process creates
+DRAFT_REFERENCES = 8  # recent states of other frames whose text a draft may copy (a caller's locals)
+
+
+class Drafted(list[int]):
+    """Token ids fed with a draft after them: `run` answers with the logits after each of them
+    ([len, vocab]), not only after the last (engine/draft.py)."""
+
+
+def default_draft_tokens() -> int:
+    """$NDB_DRAFT when it is a whole number >= 0, else DRAFT_TOKENS (a bad value is ignored)."""
+    value = os.environ.get(DRAFT_ENV, "").strip()
+    return int(value) if value.isdigit() else DRAFT_TOKENS
 
 
 def _bytes_to_unicode() -> dict[int, str]:
@@ -184,7 +198,18 @@ class NeuralEngine(FrameEngine):
         self.cache: DynamicCache | EnsembleCache | KVCache | None = None
         self.max_context = int(getattr(loaded.model.config, "max_position_embeddings", 2048))
         self.last_logits: torch.Tensor | None = None
-        self.context_ids: list[int] = []  # the token ids in the cache, in order (for checks and tests)
+        self.context_ids: list[int] = []  # the context's token ids, in order (for checks and tests)
+        # The KV cache may lag behind the context or hold tokens past it (a draft, a cut-off branch): it
+        # is brought in line at the next forward pass (`_logits_steps`).
+        self.cache_ids: list[int] = []  # the token ids in the KV cache, in order
+        self._synced = 0  # the cache holds context_ids[:_synced] at least
+        self.drafted_logits: dict[int, torch.Tensor] = {}  # context length -> the logits after it, from a draft's pass
+        self.draft_tokens = default_draft_tokens()
+        self._draft_room = self.draft_tokens  # the next draft's length: grows while drafts are taken whole
+        self._last_draft: tuple[int, int] | None = None  # (context length it followed, its length)
+        self.draft_figures: dict[str, int] = {"passes": 0, "drafted": 0, "saved": 0}  # forward passes, draft tokens fed, passes a draft saved
+        self._references: dict[int, tuple[State, bytes]] = {}  # id(state) -> the state and its packed frame
+        self._every = False  # while `run` drives: a draft's pass can answer with every position's logits
 
     @property
     def format_version(self) -> int:
@@ -208,12 +233,15 @@ class NeuralEngine(FrameEngine):
 
     def _drive(self, op: Feed[T]) -> T:
         """Drive an operation without taking the lock (the caller holds it)."""
+        every, self._every = self._every, True
         try:
             ids = next(op)
             while True:
-                ids = op.send(self._forward(ids))
+                ids = op.send(self._forward(ids, every=isinstance(ids, Drafted)))
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
+        finally:
+            self._every = every
 
     # ---- the KV cache --------------------------------------------------------------------------
     def _context_ids(self) -> list[int]:
@@ -222,33 +250,47 @@ class NeuralEngine(FrameEngine):
     def _context_len(self) -> int:
         return len(self.context_ids)
 
-    def _cached(self) -> int:
-        """Tokens of the context already in the KV cache (the rest wait for the next forward pass)."""
-        return self.cache.get_seq_length() if self.cache is not None else 0
-
     def _new_context(self) -> None:
         self.cache = self.m.new_cache()
-        self.context_ids = []
+        self.context_ids, self.cache_ids, self._synced = [], [], 0
+        self.drafted_logits = {}
         self.last_logits = None
 
     def _crop(self, length: int) -> None:
-        assert self.cache is not None
+        """Cut the context back to `length` tokens (the cache follows at the next pass, and keeps what
+        a re-decode of the same tokens can use)."""
         if length >= len(self.context_ids):
             return
+        del self.context_ids[length:]
+        self._synced = min(self._synced, length)
+        self.last_logits = None
+
+    def _agreed(self) -> int:
+        """How many tokens at the start of the context the KV cache holds."""
+        agreed = min(self._synced, len(self.cache_ids))
+        end = min(len(self.cache_ids), len(self.context_ids))
+        while agreed < end and self.cache_ids[agreed] == self.context_ids[agreed]:
+            agreed += 1
+        return agreed
+
+    def _cut_cache(self, length: int) -> None:
+        """Keep the first `length` tokens of the KV cache."""
+        assert self.cache is not None
         surplus = self.cache.get_seq_length() - length
         if surplus > 0:
             self.cache.crop(-surplus)  # transformers 5 crops by a negative count of tokens to drop
-        del self.context_ids[length:]
-        self.last_logits = None
+        del self.cache_ids[length:]
+        self.drafted_logits = {n: x for n, x in self.drafted_logits.items() if n <= length}
 
-    def _forward(self, ids: list[int]) -> torch.Tensor:
-        """One forward pass of `ids` on this session's cache: the logits after the last of them."""
+    def _forward(self, ids: list[int], every: bool = False) -> torch.Tensor:
+        """One forward pass of `ids` on this session's cache: the logits after the last of them, or
+        with `every` after each of them ([len(ids), vocab])."""
         assert self.cache is not None
         if self.m.lean is not None and isinstance(self.cache, KVCache):
-            return self.m.lean.forward(ids, self.cache)
+            return self.m.lean.forward(ids, self.cache, every)
         input_ids = torch.tensor([ids], device=self.m.device)
         out = self.m.model(input_ids=input_ids, past_key_values=self.cache, use_cache=True)
-        return out.logits[0, -1].float()
+        return out.logits[0].float() if every else out.logits[0, -1].float()
 
     def _feed_steps(self, ids: list[int]) -> Feed[None]:
         """Add `ids` to the context. They reach the KV cache with the next forward pass, when logits are
@@ -259,19 +301,68 @@ class NeuralEngine(FrameEngine):
             self.last_logits = None
         yield from ()
 
-    def _logits_steps(self) -> Feed[torch.Tensor]:
-        """The logits after the whole context: what the cache lacks goes through one forward pass (the
-        last token again when the context was cut back to a point whose logits are gone)."""
-        if self.last_logits is None:
-            cached = self._cached()
-            if cached == len(self.context_ids):
-                if not cached:
-                    raise EngineError("no context to predict from")
-                cached -= 1
-                assert self.cache is not None
-                self.cache.crop(-1)
-            self.last_logits = yield self.context_ids[cached:]
+    def _logits_steps(self, draft: Callable[[], list[int]] | None = None) -> Feed[torch.Tensor]:
+        """The logits after the whole context: from a draft's pass that guessed the context's last tokens,
+        else what the cache lacks goes through one forward pass (the last token again when the context
+        was cut back to a point whose logits are gone). `draft`, when given and `run` drives, offers
+        tokens that may come next: they ride with the pass, and the logits after each are kept."""
+        if self.last_logits is not None:
+            return self.last_logits
+        length = len(self.context_ids)
+        agreed = self._agreed()
+        if agreed == length and length in self.drafted_logits:
+            self.last_logits = self.drafted_logits[length]
+            self.draft_figures["saved"] += 1
+            return self.last_logits
+        if self._last_draft is not None:  # how much of the last draft the frame took sets the next one's length
+            start, offered = self._last_draft
+            taken = min(max(agreed - start, 0), offered)
+            self._draft_room = min(2 * self._draft_room, self.draft_tokens) if taken == offered else taken + 1
+            self._last_draft = None
+        if agreed == length:
+            if not length:
+                raise EngineError("no context to predict from")
+            agreed -= 1
+        self._cut_cache(agreed)
+        pending = self.context_ids[agreed:]
+        guess = draft()[:self._draft_room] if draft is not None and self._every and self.draft_tokens > 0 else []
+        self.draft_figures["passes"] += 1
+        if guess:
+            logits = yield Drafted(pending + guess)
+            self.draft_figures["drafted"] += len(guess)
+            self._last_draft = (length, len(guess))
+            self.cache_ids = self.context_ids + guess
+            for index in range(len(pending) - 1, len(logits)):
+                self.drafted_logits[agreed + index + 1] = logits[index]
+            self.last_logits = logits[len(pending) - 1]
+        else:
+            self.last_logits = yield pending
+            self.cache_ids = list(self.context_ids)
+        self._synced = length
         return self.last_logits
+
+    def _draft(self) -> list[int]:
+        """What the frame being decoded may go on with (engine/draft.py): found in the context since the
+        header, else in the frames of the last states of other functions (a return goes back to one)."""
+        return propose(self.context_ids, self.header_len, self._draft_references(), self.draft_tokens)
+
+    def _draft_references(self) -> list[bytes]:
+        """The packed frames of the latest states of up to DRAFT_REFERENCES other (function, depth)
+        pairs of the history, latest first; each frame is encoded once."""
+        current = self._state
+        seen = {(current.function, current.depth)} if current is not None else set()
+        chosen: list[State] = []
+        for state in reversed(self.history):
+            key = (state.function, state.depth)
+            if key not in seen and state.exit is None:
+                seen.add(key)
+                chosen.append(state)
+                if len(chosen) == DRAFT_REFERENCES:
+                    break
+        references = {id(s): self._references.get(id(s)) or (s, pack(self.encode(context_frame(s, self.inverse))))
+                      for s in chosen}
+        self._references = references
+        return [packed for _, packed in self._references.values()]
 
     def logits(self) -> torch.Tensor:
         """The next-token logits after the context (for checks and tests)."""
@@ -317,7 +408,7 @@ class NeuralEngine(FrameEngine):
         join the context and ride with the next pass."""
         while len(decoder.token_ids) < MAX_FRAME_TOKENS:
             if decoder.wants_logits():
-                yield from self._logits_steps()
+                yield from self._logits_steps(self._draft)
             try:
                 ids = decoder.next_tokens(self.last_logits, bound)
             except EngineError:  # pruned, or the grammar left no token (a rule's dead end): this frame fails

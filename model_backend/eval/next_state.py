@@ -75,8 +75,8 @@ def predict_teacher_forced(engine: NeuralEngine, program: Program, steps: list[t
     predictions: list[State | None] = []
     with torch.inference_mode():
         # The engine's session machinery, driven by hand: the program once, then true frames.
-        engine.program, engine.facts, engine.cache = program, ProgramFacts.of(whole or program), engine.m.new_cache()
-        engine.context_ids = []
+        engine.program, engine.facts = program, ProgramFacts.of(whole or program)
+        engine._new_context()
         header = engine.m.encode(fmt.serialize_header(program, engine.format_version))
         engine._feed(header)
         engine.header_len = len(header)

@@ -11,11 +11,11 @@ from model_backend import trace_format as fmt
 from model_backend.engine.base import EngineError
 from model_backend.engine.decoding import SEARCH_BRANCHES, SEARCH_ENV, FrameDecoder
 from model_backend.engine.initial import initial_state
-from model_backend.engine.neural import LoadedModel, NeuralEngine
+from model_backend.engine.neural import LoadedModel, NeuralEngine, run_together
 from model_backend.mdp import TraceMDP
 from model_backend.program import Program
 from model_backend.sandbox import run_trace
-from model_backend.state import Action
+from model_backend.state import Action, State
 from tests.support.corpus import corpus, traced
 
 pytestmark = pytest.mark.timeout(600)
@@ -168,12 +168,13 @@ def test_a_greedy_step_runs_the_model_only_where_it_has_a_choice(trained_model: 
         states, passes = [], 0
         for name in ("nested_calls", "early_return", "class_basic"):
             engine = NeuralEngine(trained_model)
+            engine.draft_tokens = 0  # passes a draft saves are test_drafts_..._save_passes's
             forward = engine._forward
 
-            def counting(ids: list[int], forward=forward) -> torch.Tensor:  # type: ignore[no-untyped-def]
+            def counting(ids: list[int], every: bool = False, forward=forward) -> torch.Tensor:  # type: ignore[no-untyped-def]
                 nonlocal passes
                 passes += 1
-                return forward(ids)
+                return forward(ids, every)
             engine._forward = counting  # type: ignore[method-assign]
             engine.start(traced(name)[0])
             with pytest.MonkeyPatch.context() as patch:
@@ -189,6 +190,54 @@ def test_a_greedy_step_runs_the_model_only_where_it_has_a_choice(trained_model: 
     full_states, full_passes = run(lean=False)
     assert lean_states == full_states
     assert lean_passes < 0.75 * full_passes
+
+
+def _session_states(model: LoadedModel, draft_tokens: int) -> tuple[list[State], dict[str, int]]:
+    """The states of a fixed walk over three programs (forward, inverse, followed actions) with drafts of
+    at most `draft_tokens` tokens, and the engines' draft figures summed."""
+    states: list[State] = []
+    figures = {"passes": 0, "drafted": 0, "saved": 0}
+    for name in ("nested_calls", "early_return", "class_basic"):
+        engine = NeuralEngine(model)
+        engine.draft_tokens = draft_tokens
+        engine.start(traced(name)[0])
+        for kind in ("step_into", "step_into", "step_over", "step_return", "inv_step_over", "step_over", "step_into"):
+            states.append(engine.step(Action(kind=kind)))  # type: ignore[arg-type]
+        for key in figures:
+            figures[key] += engine.draft_figures[key]
+    return states, figures
+
+
+def test_drafts_change_no_prediction_and_save_passes(trained_model: LoadedModel) -> None:
+    """A draft rides with a forward pass and the decoder still chooses each token from the logits at its
+    own position: the same states, confidences equal to float rounding, in fewer passes."""
+    plain, plain_figures = _session_states(trained_model, 0)
+    drafted, figures = _session_states(trained_model, 16)
+    assert [s.model_copy(update={"confidence": None}) for s in drafted] == \
+        [s.model_copy(update={"confidence": None}) for s in plain]
+    for a, b in zip(drafted, plain, strict=True):
+        assert (a.confidence or {}).keys() == (b.confidence or {}).keys()
+        assert all(abs(a.confidence[k] - b.confidence[k]) < 1e-4 for k in a.confidence or {})  # type: ignore[index]
+    assert plain_figures["drafted"] == plain_figures["saved"] == 0
+    assert figures["drafted"] > 0 and figures["saved"] > 0
+    assert figures["passes"] + figures["saved"] == plain_figures["passes"]
+
+
+def test_a_session_that_drafted_goes_on_in_a_batched_pass(trained_model: LoadedModel) -> None:
+    """A session's KV cache may hold a draft's tokens past its context; a batched round (run_together,
+    which takes no drafts) first cuts it back: the same state as a session that never drafted."""
+    program = traced("nested_calls")[0]
+    results = []
+    for draft_tokens in (16, 0):
+        engine = NeuralEngine(trained_model)
+        engine.draft_tokens = draft_tokens
+        engine.start(program)
+        for kind in ("step_into", "step_into", "step_over"):
+            engine.step(Action(kind=kind))  # type: ignore[arg-type]
+        [state] = run_together([(engine, engine.step_steps(Action(kind="step_over")))])
+        assert isinstance(state, State)
+        results.append(state.model_copy(update={"confidence": None}))
+    assert results[0] == results[1]
 
 
 @pytest.mark.parametrize(("value", "branches"), [(None, SEARCH_BRANCHES), ("0", 0), ("7", 7), ("-1", SEARCH_BRANCHES),
