@@ -22,6 +22,7 @@ its forward passes.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import threading
 import time
@@ -57,6 +58,7 @@ K = TypeVar("K")
 Feed = Generator[list[int], torch.Tensor, T]
 DRAFT_ENV = "NDB_DRAFT"  # tokens a draft offers at most (0: no drafts), for every session a process creates
 DRAFT_REFERENCES = 8  # recent states of other frames whose text a draft may copy (a caller's locals)
+DRAFT_HISTORY = 256  # the latest states of the history searched for them
 
 
 class Drafted(list[int]):
@@ -351,18 +353,23 @@ class NeuralEngine(FrameEngine):
         pairs of the history, latest first; each frame is encoded once."""
         current = self._state
         seen = {(current.function, current.depth)} if current is not None else set()
-        chosen: list[State] = []
-        for state in reversed(self.history):
+        references: dict[int, tuple[State, bytes]] = {}
+        for state in itertools.islice(reversed(self.history), DRAFT_HISTORY):
             key = (state.function, state.depth)
-            if key not in seen and state.exit is None:
-                seen.add(key)
-                chosen.append(state)
-                if len(chosen) == DRAFT_REFERENCES:
-                    break
-        references = {id(s): self._references.get(id(s)) or (s, pack(self.encode(context_frame(s, self.inverse))))
-                      for s in chosen}
+            if key in seen or state.exit is not None:
+                continue
+            seen.add(key)
+            known = self._references.get(id(state))
+            if known is None:
+                try:
+                    known = (state, pack(self.encode(context_frame(state, self.inverse))))
+                except ValueError:  # a state the format cannot write offers no draft
+                    continue
+            references[id(state)] = known
+            if len(references) == DRAFT_REFERENCES:
+                break
         self._references = references
-        return [packed for _, packed in self._references.values()]
+        return [packed for _, packed in references.values()]
 
     def logits(self) -> torch.Tensor:
         """The next-token logits after the context (for checks and tests)."""
