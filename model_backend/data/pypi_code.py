@@ -11,6 +11,10 @@ Its calls are its doctest examples plus random inputs.
 - boltons (BSD-3-Clause): string, iteration, math, formatting, URL, statistics and list helpers, written
   in the idioms of library code (keyword defaults, module constants, regular expressions, small classes).
 - inflection (MIT): word inflections (camelize, underscore, pluralize, ordinal...), rules in module tables.
+- toolz (BSD-3-Clause): functional helpers on sequences and functions (groupby, partition, frequencies,
+  compose...), with keyword defaults and sentinels.
+- more-itertools (MIT): the itertools recipes and more; most are generators, which are left out, so the
+  functions taken are those that return a value.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ PACKAGES: dict[str, tuple[str, ...]] = {
     "boltons": ("strutils", "iterutils", "mathutils", "formatutils", "urlutils", "statsutils", "listutils",
                 "setutils", "dictutils", "tableutils", "timeutils", "typeutils"),
     "inflection": ("",),
+    "toolz": ("itertoolz", "functoolz"),
+    "more_itertools": ("more", "recipes"),
 }
 PER_MODULE = 16  # functions taken from one module at the most
 SKIP_NAMES = frozenset({"print", "input", "open", "eval", "exec", "compile", "time", "sleep", "random"})
