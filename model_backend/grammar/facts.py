@@ -55,6 +55,8 @@ class ProgramFacts:
     ends: frozenset[int] = frozenset()  # of next_lines' lines, those a step can end the frame from
     # a function's call-event line -> (its name, the lines its first line event can be on) (lines.body_starts)
     body_starts: dict[int, tuple[str, frozenset[int]]] = field(default_factory=dict)
+    # code name -> the lines its call events can be on (lines.call_event_lines); absent: any line of its defs
+    call_event_lines: dict[str, frozenset[int]] = field(default_factory=dict)
     # line -> the names a step from there can bind in its frame; absent: any (bindings.line_bindings)
     binds: dict[int, frozenset[str]] = field(default_factory=dict)
     shared: frozenset[str] = frozenset()  # names any call can rebind (`global`, `nonlocal`)

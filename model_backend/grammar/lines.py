@@ -38,6 +38,7 @@ from model_backend.grammar.syntax import (
     line_span,
     may_print_a_container,
     statements_per_line,
+    suspending_functions,
     suspends,
 )
 from model_backend.grammar.values import Unknown, expression_reads
@@ -257,6 +258,19 @@ def body_starts(tree: ast.Module) -> dict[int, tuple[str, Lines]]:
         line = min([node.lineno, *(d.lineno for d in node.decorator_list)])
         starts[line] = (node.name, flow.first(first))
     return starts
+
+
+def call_event_lines(tree: ast.Module) -> dict[str, Lines]:
+    """Code name -> the lines its frames' call events are on: each def's or class's first line (its first
+    decorator's, else its `def`'s or `class`'s: the code's first line, where a frame starts). A name of
+    which some def can suspend is left out: a generator or coroutine resumes with a call event on the
+    line it stopped at."""
+    suspending = suspending_functions(tree)
+    lines: dict[str, set[int]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name not in suspending:
+            lines.setdefault(node.name, set()).add(min([node.lineno, *(d.lineno for d in node.decorator_list)]))
+    return {name: frozenset(found) for name, found in lines.items()}
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from model_backend.grammar.calls import must_call_lines
 from model_backend.grammar.containers import inert_lines
 from model_backend.grammar.lines import (
     body_starts,
+    call_event_lines,
     frame_ends,
     next_lines,
     statement_line_orders,
@@ -93,8 +94,8 @@ class LineRules:
 
     def _lines_after_event(self: FrameConstraint, event: str | None = None) -> frozenset[int]:
         """The lines the next event can be on, as its stack allows (stack_after_event): a call's in the
-        functions its caller's line (or function) can call, any other event's in the function of the
-        frame it happens in."""
+        functions its caller's line (or function) can call, on their first lines where they cannot resume
+        (lines.call_event_lines), any other event's in the function of the frame it happens in."""
         event = event or self.event
         if not self._one_event_on() or event is None:
             return self.facts.frame_lines
@@ -107,6 +108,10 @@ class LineRules:
             functions = self.facts.callees_at.get((caller.function, caller.line), self.facts.functions)
         else:
             return self.facts.frame_lines
+        if event == "call":  # a frame starts on its code's first line (but a generator's, which resumes)
+            starts = self.facts.call_event_lines
+            return frozenset(n for n in self.facts.frame_lines
+                             if any(n in starts[f] if f in starts else self.facts.may_be_in(f, n) for f in functions))
         return frozenset(n for n in self.facts.frame_lines if any(self.facts.may_be_in(f, n) for f in functions))
 
     def _following_lines(self: FrameConstraint) -> frozenset[int] | None:
@@ -278,5 +283,6 @@ def facts(source: Source) -> dict[str, Any]:
     orders = statement_line_orders(source.program.source, tree)
     return {"next_lines": entering_in_order(next_lines(tree), orders), "ends": frame_ends(tree),
             "body_starts": body_starts(tree), "line_orders": orders,
+            "call_event_lines": {} if dynamic else call_event_lines(tree),
             "truths": {} if dynamic else truth_tests(tree), "must_call": must_call_lines(tree),
             "inert": {} if dynamic else inert_lines(tree)}

@@ -10,7 +10,7 @@ import pytest
 
 from model_backend import trace_format as fmt
 from model_backend.grammar import EXPRESSION_FRAMES, FrameConstraint, ProgramFacts
-from model_backend.grammar.lines import frame_ends, next_lines, truth
+from model_backend.grammar.lines import call_event_lines, frame_ends, next_lines, truth
 from model_backend.program import Program
 from model_backend.sandbox import run_trace
 from model_backend.state import StackFrame, State
@@ -53,6 +53,72 @@ def test_every_traced_line_follows_a_line_it_may_follow(name: str) -> None:
     assert [(f, a, b) for f, a, b in followed if a in following and b not in following[a]] == []
     returned = [(f, a) for f, a in returns_after_lines(result.events) if f not in EXPRESSION_FRAMES]
     assert [(f, a) for f, a in returned if a in following and a not in ends] == []
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_traced_call_event_is_on_a_line_its_function_starts_on(name: str) -> None:
+    program, result = traced(name)
+    starts = call_event_lines(ast.parse(program.source))
+    calls = [(e.function, e.line) for e in result.events if e.event == "call" and e.function in starts]
+    assert [(f, line) for f, line in calls if line not in starts[f]] == []
+
+
+CALLS = """\
+import functools
+
+
+def deco(f):
+    @functools.wraps(f)
+    def inner(*a):
+        return f(*a)
+    return inner
+
+
+@deco
+def add(
+        x,
+        y):
+    total = x + y
+    return total
+
+
+def gen(n):
+    yield n
+    yield n + 1
+
+
+class Box:
+    @staticmethod
+    def make(n):
+        return [n] * 2
+
+
+def main():
+    s = add(1, 2) + len(Box.make(2))
+    return s + sum(gen(3))
+"""
+
+
+def test_a_frame_starts_on_its_first_line_and_a_generator_resumes_where_it_stopped() -> None:
+    starts = call_event_lines(ast.parse(CALLS))
+    assert starts["add"] == {11}  # its decorator's line, not the `def` line, nor a line of its body
+    assert starts["inner"] == {5} and starts["deco"] == {4} and starts["make"] == {25} and starts["Box"] == {24}
+    assert "gen" not in starts  # it resumes on a `yield` line
+    result = run_trace(Program(source=CALLS, entry="main()"))
+    calls = {(e.function, e.line) for e in result.events if e.event == "call"}
+    assert {("add", 11), ("inner", 5), ("make", 25), ("gen", 19), ("gen", 20), ("gen", 21)} <= calls
+
+
+def test_step_into_a_call_offers_only_the_callees_first_lines() -> None:
+    facts = ProgramFacts.of(Program(source=CALLS, entry="main()"))
+    prev = State(event="line", line=30, function="main", stack=[StackFrame(function="main", line=30)])
+    constraint = FrameConstraint(facts, prev, False, "step_into")
+    constraint.push_special(fmt.EVENT_TOKENS[(False, "call")])
+    constraint.push_special(fmt.LINENO)
+    offered = {n for n in facts.lines if constraint.accepts_text(str(n).encode())
+               and constraint.slot.feed(str(n).encode()).complete}  # type: ignore[union-attr]
+    assert 5 in offered and 11 in offered  # deco's wrapper, and add itself
+    assert not offered & {6, 12, 14, 15, 26}  # a line of a body, or a `def` under its decorator
 
 
 def test_the_lines_that_can_follow_each_line() -> None:
