@@ -90,9 +90,9 @@ class LeanLlama:
         variance = x.float().pow(2).mean(-1, keepdim=True)
         return weight * (x.float() * torch.rsqrt(variance + self.eps)).to(x.dtype)
 
-    def forward(self, ids: list[int], cache: KVCache, every: bool = False) -> torch.Tensor:
-        """Feed `ids` after what `cache` holds; the logits after the last of them (float32), or with
-        `every` after each of them ([len(ids), vocab]: a draft's check, engine/draft.py)."""
+    def forward(self, ids: list[int], cache: KVCache, tail: int = 1) -> torch.Tensor:
+        """Feed `ids` after what `cache` holds; the logits after the last of them (float32), or, with
+        `tail` > 1, after each of the last `tail` of them ([tail, vocab]: a draft's check, engine/draft.py)."""
         device = self.inner.embed_tokens.weight.device
         n, past = len(ids), cache.get_seq_length()
         hidden = self.inner.embed_tokens(torch.tensor(ids, device=device))[None]  # [1, n, H]
@@ -119,7 +119,7 @@ class LeanLlama:
             gate, up = F.linear(self._norm(hidden, layer.post_attention_layernorm.weight),
                                 self.gate_up[index]).chunk(2, dim=-1)
             hidden = hidden + F.linear(F.silu(gate) * up, layer.mlp.down_proj.weight)
-        if every:
-            return F.linear(self._norm(hidden[0], self.inner.norm.weight), self.model.lm_head.weight).float()
+        if tail > 1:
+            return F.linear(self._norm(hidden[0, -tail:], self.inner.norm.weight), self.model.lm_head.weight).float()
         last = self._norm(hidden[:, -1], self.inner.norm.weight)
         return F.linear(last, self.model.lm_head.weight)[0].float()

@@ -62,8 +62,13 @@ DRAFT_HISTORY = 256  # the latest states of the history searched for them
 
 
 class Drafted(list[int]):
-    """Token ids fed with a draft after them: `run` answers with the logits after each of them
-    ([len, vocab]), not only after the last (engine/draft.py)."""
+    """Token ids fed with a draft after them: `run` answers with the logits after each of the last
+    `tail` of them ([tail, vocab]: the context's last token and the draft's), not only after the last
+    (engine/draft.py)."""
+
+    def __init__(self, ids: list[int], tail: int) -> None:
+        super().__init__(ids)
+        self.tail = tail
 
 
 def default_draft_tokens() -> int:
@@ -206,16 +211,26 @@ class NeuralEngine(FrameEngine):
         self.cache_ids: list[int] = []  # the token ids in the KV cache, in order
         self._synced = 0  # the cache holds context_ids[:_synced] at least
         self.drafted_logits: dict[int, torch.Tensor] = {}  # context length -> the logits after it, from a draft's pass
-        self.draft_tokens = default_draft_tokens()
-        self._draft_room = self.draft_tokens  # the next draft's length: grows while drafts are taken whole
+        self._draft_tokens = default_draft_tokens()
+        self._draft_room = self._draft_tokens  # the next draft's length: grows while drafts are taken whole
         self._last_draft: tuple[int, int] | None = None  # (context length it followed, its length)
         self.draft_figures: dict[str, int] = {"passes": 0, "drafted": 0, "saved": 0}  # forward passes, draft tokens fed, passes a draft saved
-        self._references: dict[int, tuple[State, bytes]] = {}  # id(state) -> the state and its packed frame
+        # (id(state), inverse) -> the state and its frame in that direction, packed
+        self._references: dict[tuple[int, bool], tuple[State, bytes]] = {}
         self._every = False  # while `run` drives: a draft's pass can answer with every position's logits
 
     @property
     def format_version(self) -> int:
         return self.m.format_version
+
+    @property
+    def draft_tokens(self) -> int:
+        """Tokens a draft offers at most (0: no drafts); set, it also sets the next draft's length."""
+        return self._draft_tokens
+
+    @draft_tokens.setter
+    def draft_tokens(self, tokens: int) -> None:
+        self._draft_tokens = self._draft_room = max(tokens, 0)
 
     @property
     def vocabulary(self) -> Vocabulary:  # type: ignore[override]  # a property where FrameEngine declares an attribute
@@ -239,7 +254,7 @@ class NeuralEngine(FrameEngine):
         try:
             ids = next(op)
             while True:
-                ids = op.send(self._forward(ids, every=isinstance(ids, Drafted)))
+                ids = op.send(self._forward(ids, tail=ids.tail if isinstance(ids, Drafted) else 1))
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
         finally:
@@ -256,6 +271,7 @@ class NeuralEngine(FrameEngine):
         self.cache = self.m.new_cache()
         self.context_ids, self.cache_ids, self._synced = [], [], 0
         self.drafted_logits = {}
+        self._draft_room, self._last_draft = self._draft_tokens, None
         self.last_logits = None
 
     def _crop(self, length: int) -> None:
@@ -284,15 +300,15 @@ class NeuralEngine(FrameEngine):
         del self.cache_ids[length:]
         self.drafted_logits = {n: x for n, x in self.drafted_logits.items() if n <= length}
 
-    def _forward(self, ids: list[int], every: bool = False) -> torch.Tensor:
-        """One forward pass of `ids` on this session's cache: the logits after the last of them, or
-        with `every` after each of them ([len(ids), vocab])."""
+    def _forward(self, ids: list[int], tail: int = 1) -> torch.Tensor:
+        """One forward pass of `ids` on this session's cache: the logits after the last of them, or,
+        with `tail` > 1, after each of the last `tail` of them ([tail, vocab])."""
         assert self.cache is not None
         if self.m.lean is not None and isinstance(self.cache, KVCache):
-            return self.m.lean.forward(ids, self.cache, every)
+            return self.m.lean.forward(ids, self.cache, tail)
         input_ids = torch.tensor([ids], device=self.m.device)
         out = self.m.model(input_ids=input_ids, past_key_values=self.cache, use_cache=True)
-        return out.logits[0].float() if every else out.logits[0, -1].float()
+        return out.logits[0, -tail:].float() if tail > 1 else out.logits[0, -1].float()
 
     def _feed_steps(self, ids: list[int]) -> Feed[None]:
         """Add `ids` to the context. They reach the KV cache with the next forward pass, when logits are
@@ -318,8 +334,9 @@ class NeuralEngine(FrameEngine):
             return self.last_logits
         if self._last_draft is not None:  # how much of the last draft the frame took sets the next one's length
             start, offered = self._last_draft
-            taken = min(max(agreed - start, 0), offered)
-            self._draft_room = min(2 * self._draft_room, self.draft_tokens) if taken == offered else taken + 1
+            if agreed >= start:  # (a context cut back before the draft says nothing of it)
+                taken = min(agreed - start, offered)
+                self._draft_room = min(2 * self._draft_room, self._draft_tokens) if taken == offered else taken + 1
             self._last_draft = None
         if agreed == length:
             if not length:
@@ -327,16 +344,16 @@ class NeuralEngine(FrameEngine):
             agreed -= 1
         self._cut_cache(agreed)
         pending = self.context_ids[agreed:]
-        guess = draft()[:self._draft_room] if draft is not None and self._every and self.draft_tokens > 0 else []
+        guess = draft()[:self._draft_room] if draft is not None and self._every and self._draft_room > 0 else []
         self.draft_figures["passes"] += 1
         if guess:
-            logits = yield Drafted(pending + guess)
+            logits = yield Drafted(pending + guess, tail=len(guess) + 1)
             self.draft_figures["drafted"] += len(guess)
             self._last_draft = (length, len(guess))
             self.cache_ids = self.context_ids + guess
-            for index in range(len(pending) - 1, len(logits)):
-                self.drafted_logits[agreed + index + 1] = logits[index]
-            self.last_logits = logits[len(pending) - 1]
+            for index in range(len(guess) + 1):  # row i: the logits after the context and i drafted tokens
+                self.drafted_logits[length + index] = logits[index]
+            self.last_logits = logits[0]
         else:
             self.last_logits = yield pending
             self.cache_ids = list(self.context_ids)
@@ -353,19 +370,19 @@ class NeuralEngine(FrameEngine):
         pairs of the history, latest first; each frame is encoded once."""
         current = self._state
         seen = {(current.function, current.depth)} if current is not None else set()
-        references: dict[int, tuple[State, bytes]] = {}
+        references: dict[tuple[int, bool], tuple[State, bytes]] = {}
         for state in itertools.islice(reversed(self.history), DRAFT_HISTORY):
             key = (state.function, state.depth)
             if key in seen or state.exit is not None:
                 continue
             seen.add(key)
-            known = self._references.get(id(state))
+            known = self._references.get((id(state), self.inverse))
             if known is None:
                 try:
                     known = (state, pack(self.encode(context_frame(state, self.inverse))))
                 except ValueError:  # a state the format cannot write offers no draft
                     continue
-            references[id(state)] = known
+            references[(id(state), self.inverse)] = known
             if len(references) == DRAFT_REFERENCES:
                 break
         self._references = references

@@ -11,7 +11,7 @@ from model_backend import trace_format as fmt
 from model_backend.engine.base import EngineError
 from model_backend.engine.decoding import SEARCH_BRANCHES, SEARCH_ENV, FrameDecoder
 from model_backend.engine.initial import initial_state
-from model_backend.engine.neural import LoadedModel, NeuralEngine, run_together
+from model_backend.engine.neural import DRAFT_ENV, LoadedModel, NeuralEngine, run_together
 from model_backend.mdp import TraceMDP
 from model_backend.program import Program
 from model_backend.sandbox import run_trace
@@ -171,10 +171,10 @@ def test_a_greedy_step_runs_the_model_only_where_it_has_a_choice(trained_model: 
             engine.draft_tokens = 0  # passes a draft saves are test_drafts_..._save_passes's
             forward = engine._forward
 
-            def counting(ids: list[int], every: bool = False, forward=forward) -> torch.Tensor:  # type: ignore[no-untyped-def]
+            def counting(ids: list[int], tail: int = 1, forward=forward) -> torch.Tensor:  # type: ignore[no-untyped-def]
                 nonlocal passes
                 passes += 1
-                return forward(ids, every)
+                return forward(ids, tail)
             engine._forward = counting  # type: ignore[method-assign]
             engine.start(traced(name)[0])
             with pytest.MonkeyPatch.context() as patch:
@@ -208,9 +208,11 @@ def _session_states(model: LoadedModel, draft_tokens: int) -> tuple[list[State],
     return states, figures
 
 
-def test_drafts_change_no_prediction_and_save_passes(trained_model: LoadedModel) -> None:
+def test_drafts_change_no_prediction_and_save_passes(trained_model: LoadedModel, monkeypatch: pytest.MonkeyPatch) -> None:
     """A draft rides with a forward pass and the decoder still chooses each token from the logits at its
-    own position: the same states, confidences equal to float rounding, in fewer passes."""
+    own position: the same states, confidences equal to float rounding, in fewer passes. (The engines
+    are made with drafts off by $NDB_DRAFT: setting `draft_tokens` turns them on.)"""
+    monkeypatch.setenv(DRAFT_ENV, "0")
     plain, plain_figures = _session_states(trained_model, 0)
     drafted, figures = _session_states(trained_model, 16)
     assert [s.model_copy(update={"confidence": None}) for s in drafted] == \
