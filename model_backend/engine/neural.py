@@ -71,10 +71,15 @@ class Drafted(list[int]):
         self.tail = tail
 
 
+def whole_number_env(name: str, default: int, least: int = 0) -> int:
+    """$name when it is a whole number >= `least`, else `default` (a bad value is ignored)."""
+    value = os.environ.get(name, "").strip()
+    return int(value) if value.isdigit() and int(value) >= least else default
+
+
 def default_draft_tokens() -> int:
     """$NDB_DRAFT when it is a whole number >= 0, else DRAFT_TOKENS (a bad value is ignored)."""
-    value = os.environ.get(DRAFT_ENV, "").strip()
-    return int(value) if value.isdigit() else DRAFT_TOKENS
+    return whole_number_env(DRAFT_ENV, DRAFT_TOKENS)
 
 
 def _bytes_to_unicode() -> dict[int, str]:
@@ -217,6 +222,7 @@ class NeuralEngine(FrameEngine):
         self.draft_figures: dict[str, int] = {"passes": 0, "drafted": 0, "saved": 0}  # forward passes, draft tokens fed, passes a draft saved
         # (id(state), inverse) -> the state and its frame in that direction, packed
         self._references: dict[tuple[int, bool], tuple[State, bytes]] = {}
+        self._references_for: tuple[int, int, bool] | None = None  # (history length, id(state), inverse) they are of
         self._every = False  # while `run` drives: a draft's pass can answer with every position's logits
 
     @property
@@ -367,8 +373,13 @@ class NeuralEngine(FrameEngine):
 
     def _draft_references(self) -> list[bytes]:
         """The packed frames of the latest states of up to DRAFT_REFERENCES other (function, depth)
-        pairs of the history, latest first; each frame is encoded once."""
+        pairs of the history, latest first; each frame is encoded once, and the history searched once per
+        state (not at every pass of its frames)."""
         current = self._state
+        now = (len(self.history), id(current), self.inverse)
+        if now == self._references_for:
+            return [packed for _, packed in self._references.values()]
+        self._references_for = now
         seen = {(current.function, current.depth)} if current is not None else set()
         references: dict[tuple[int, bool], tuple[State, bytes]] = {}
         for state in itertools.islice(reversed(self.history), DRAFT_HISTORY):
@@ -573,8 +584,7 @@ def inference_threads() -> int:
     """torch threads for the in-process model: $NDB_TORCH_THREADS when it is a whole number >= 1, else 1.
     One token's forward pass is too small to share: with two threads, any other busy process on the
     cores makes a debugging step several times slower (docs/benchmarks.md, "Language server")."""
-    value = os.environ.get(THREADS_ENV, "").strip()
-    return int(value) if value.isdigit() and int(value) >= 1 else 1
+    return whole_number_env(THREADS_ENV, 1, least=1)
 
 
 def _shared_model(path: str | None) -> LoadedModel:

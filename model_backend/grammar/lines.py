@@ -34,6 +34,7 @@ from model_backend.grammar.syntax import (
     Lines,
     bound_names,
     except_lines,
+    first_line,
     header_lines,
     line_span,
     may_print_a_container,
@@ -255,8 +256,7 @@ def body_starts(tree: ast.Module) -> dict[int, tuple[str, Lines]]:
         docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(
             body[0].value.value, str)
         first = body[1] if docstring and len(body) > 1 else body[0]
-        line = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-        starts[line] = (node.name, flow.first(first))
+        starts[first_line(node)] = (node.name, flow.first(first))
     return starts
 
 
@@ -269,7 +269,7 @@ def call_event_lines(tree: ast.Module) -> dict[str, Lines]:
     lines: dict[str, set[int]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name not in suspending:
-            lines.setdefault(node.name, set()).add(min([node.lineno, *(d.lineno for d in node.decorator_list)]))
+            lines.setdefault(node.name, set()).add(first_line(node))
     return {name: frozenset(found) for name, found in lines.items()}
 
 

@@ -41,6 +41,12 @@ def header_lines(node: ast.stmt) -> Lines:
     return line_span(first, node.end_lineno)
 
 
+def first_line(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> int:
+    """The first line of a def's or class's code: its first decorator's, else its `def`'s or `class`'s
+    (where a frame of it starts, with a call event)."""
+    return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+
+
 def suspends(node: ast.AST) -> bool:
     """Whether the node's own code can yield or await: a nested def, lambda or class counts only for the
     parts that run where it stands (decorators, defaults, bases), not for its body."""
