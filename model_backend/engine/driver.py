@@ -186,6 +186,24 @@ class FrameEngine(GrammarEngine):
     def _context_len(self) -> int:
         return len(self._context_ids())
 
+    def recover(self) -> None:
+        """Put the session back on solid ground after an operation that stopped part way (an error in
+        the model's pass, a time limit, a cancel): the context holds the program's header and the
+        current state again, as at a rebase, and the next prediction starts there. The history and the
+        current state are those of the last prediction that finished, so nothing a user saw is lost.
+        It asks nothing of the model (it needs no lock), so a model that keeps failing cannot make it
+        fail. (A state the trace format cannot write, which no prediction gives, leaves an empty
+        context.)"""
+        state = self._state
+        if state is not None and self.planner is not None:
+            try:
+                next(self._rebase_steps(state, self.inverse))
+            except StopIteration:
+                return  # rebased: feeding tokens needs no answer from the model
+            except Exception:  # noqa: BLE001, S110 - the empty context below says what is wrong
+                pass
+        self._new_context()
+
     # ---- operations ------------------------------------------------------------------------------
     def resume_steps(self, program: Program, history: list[State], inverse: bool) -> Steps:
         if not history:

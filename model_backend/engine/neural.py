@@ -250,9 +250,24 @@ class NeuralEngine(FrameEngine):
 
     # ---- interface: start/step/state/... come from StepwiseEngine, driven by run -------------------
     def run(self, op: Feed[T]) -> T:
-        """Drive an operation with one forward pass per feed on this session's own cache."""
+        """Drive an operation with one forward pass per feed on this session's own cache. An operation
+        that fails part way (a forward pass that raises, an interrupt) leaves the session as `recover`
+        says, and its error goes on to the caller."""
         with self.m.lock, torch.inference_mode():
-            return self._drive(op)
+            try:
+                return self._drive(op)
+            except BaseException:
+                op.close()
+                self.recover()
+                raise
+
+    def recover(self) -> None:
+        """FrameEngine.recover, and the KV cache goes: a pass that failed part way may have grown some
+        layers and not others."""
+        self.cache = self.m.new_cache()
+        self.cache_ids, self._synced, self.drafted_logits = [], 0, {}
+        self.last_logits, self._last_draft = None, None
+        super().recover()
 
     def _drive(self, op: Feed[T]) -> T:
         """Drive an operation without taking the lock (the caller holds it)."""
@@ -461,7 +476,9 @@ class Together(Generic[K, T]):
     join while others run, so a search can keep the pass full: `add` one, `finished` runs rounds until
     some are done. An operation that raises EngineError gets the error as its result. Once
     time.monotonic() passes `deadline`, the unfinished ones are abandoned with an EngineError; once
-    `cancel` is set, with Cancelled (checked before each round: one token's forward pass)."""
+    `cancel` is set, with Cancelled (checked before each round: one token's forward pass); a round whose
+    forward pass raises ends every operation in it with an EngineError. A session whose operation ends
+    so is put back on its current state (`NeuralEngine.recover`)."""
 
     def __init__(self, deadline: float | None = None, cancel: threading.Event | None = None) -> None:
         self.deadline = deadline
@@ -504,7 +521,13 @@ class Together(Generic[K, T]):
                             self._close(key, stop)
                         break
                     order = list(self._pending)  # an operation yields only after its session has a cache
-                    logits = ragged_forward(self._loaded.model, [(self._jobs[k][0].cache, self._pending[k]) for k in order])
+                    try:
+                        logits = ragged_forward(self._loaded.model, [(self._jobs[k][0].cache, self._pending[k]) for k in order])
+                    except Exception as exc:  # noqa: BLE001 - out of memory, say: every operation of the round fails
+                        failed = EngineError(f"the model's forward pass failed: {type(exc).__name__}: {exc}")
+                        for key in order:
+                            self._close(key, failed)
+                        break
                     for key, answer in zip(order, logits, strict=True):
                         self._advance(key, answer)
         done, self._done = self._done, []
@@ -526,7 +549,9 @@ class Together(Generic[K, T]):
         return list(self._pending)
 
     def _close(self, key: K, error: EngineError) -> None:
-        self._jobs[key][1].close()
+        engine, op = self._jobs[key]
+        op.close()
+        engine.recover()
         del self._pending[key]
         self._done.append((key, error))
 
@@ -538,6 +563,7 @@ class Together(Generic[K, T]):
             self._pending.pop(key, None)
             self._done.append((key, done.value))
         except EngineError as exc:
+            self._jobs[key][0].recover()
             self._pending.pop(key, None)
             self._done.append((key, exc))
 

@@ -49,7 +49,8 @@ class Job(Generic[Req, Ans]):
     started: float = 0.0
 
     def cancel(self) -> None:
-        """Abandon the operation; the runner drops it at the next round (its session is then unusable)."""
+        """Abandon the operation; the runner drops it at the next round and puts its session back on its
+        current state (`_failed`)."""
         self.cancelled = True
 
     def settle(self, result: Any = None, error: BaseException | None = None) -> None:
@@ -165,7 +166,7 @@ class BatchRunner(Generic[Req, Ans]):
         except StopIteration as done:
             job.settle(done.value)
         except Exception as exc:  # noqa: BLE001 - handed to the waiting request
-            job.settle(error=exc)
+            _failed(job, exc)
 
     def _loop(self) -> None:
         if torch.get_num_threads() != self.threads:
@@ -176,8 +177,7 @@ class BatchRunner(Generic[Req, Ans]):
                     break
                 for job in [j for j in self._active if j.cancelled]:
                     self._active.remove(job)
-                    job.op.close()
-                    job.settle(error=Cancelled("cancelled"))
+                    _failed(job, Cancelled("cancelled"))
                 if not self._active:
                     continue
                 batch = self._active[: self.max_batch]
@@ -188,8 +188,7 @@ class BatchRunner(Generic[Req, Ans]):
                         log.exception("batched model call failed")
                         for job in batch:
                             self._active.remove(job)
-                            job.op.close()
-                            job.settle(error=exc)
+                            _failed(job, exc)
                         continue
                     self.rounds += 1
                     self.batched_requests += len(batch)
@@ -211,3 +210,16 @@ class BatchRunner(Generic[Req, Ans]):
             for job in leftover:
                 job.op.close()
                 job.settle(error=Cancelled("the worker is shutting down"))
+
+
+def _failed(job: Job[Any, Any], error: BaseException) -> None:
+    """End a job that stopped part way with `error`: its operation is closed and its session, where it
+    can (`recover`, as FrameEngine's), is put back on its current state, so that it stays usable."""
+    job.op.close()
+    recover = getattr(job.owner, "recover", None)
+    if callable(recover):
+        try:
+            recover()
+        except Exception:  # noqa: BLE001 - the job's own error is the one to report
+            log.exception("a session could not recover after a failed operation")
+    job.settle(error=error)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -469,3 +470,75 @@ def test_the_in_process_model_runs_on_one_thread_unless_ndb_torch_threads_says(
     else:
         monkeypatch.setenv(THREADS_ENV, value)
     assert inference_threads() == threads
+
+
+def _without_confidence(state: State) -> State:
+    return state.model_copy(update={"confidence": None})
+
+
+def _resumed(model: LoadedModel, program: Program, history: list[State], action: Action) -> tuple[list[int], State]:
+    """A new session resumed at `history`'s last state: its context, and what it predicts for `action`."""
+    fresh = NeuralEngine(model)
+    fresh.resume(program, history, False)
+    context = list(fresh.context_ids)
+    return context, _without_confidence(fresh.step(action))
+
+
+def test_a_pass_that_fails_part_way_leaves_the_session_on_its_current_state(
+        trained_model: LoadedModel, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forward pass that raises after growing one layer of the KV cache (out of memory, say): the error
+    reaches the caller, the session keeps its state and history, and its next prediction is that of a
+    session resumed there (the cache rebuilt whole, every layer the same length)."""
+    program = traced("class_basic")[0]
+    engine = NeuralEngine(trained_model)
+    engine.start(program)
+    for kind in ("step_into", "step_over"):
+        engine.step(Action(kind=kind))  # type: ignore[arg-type]
+    history = list(engine.history)
+    assert trained_model.lean is not None
+
+    def fails_after_layer_0(ids: list[int], cache: Any, tail: int = 1) -> torch.Tensor:
+        heads, _, head_dim = cache._shape
+        key = torch.zeros(1, heads, len(ids), head_dim)
+        cache.update(key, key, 0)
+        raise RuntimeError("out of memory")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(trained_model.lean, "forward", fails_after_layer_0)
+        with pytest.raises(RuntimeError, match="out of memory"):
+            engine.step(Action(kind="step_over"))
+    assert engine.history == history and engine.state == history[-1]
+    context, expected = _resumed(trained_model, program, history, Action(kind="step_over"))
+    assert engine.context_ids == context
+    after = engine.step(Action(kind="step_over"))
+    assert len(set(engine.cache.lengths)) == 1
+    assert _without_confidence(after) == expected
+
+
+def test_a_batched_round_that_fails_ends_its_operations_with_an_error_and_the_sessions_go_on(
+        trained_model: LoadedModel, monkeypatch: pytest.MonkeyPatch) -> None:
+    """run_together: a round whose forward pass raises gives each operation in it an EngineError that
+    names the failure, and each session then predicts as one resumed at its current state."""
+    import model_backend.engine.neural as neural
+
+    program = traced("early_return")[0]
+    engines = [NeuralEngine(trained_model) for _ in range(2)]
+    for engine in engines:
+        engine.start(program)
+        engine.step(Action(kind="step_into"))
+    histories = [list(engine.history) for engine in engines]
+
+    def fails(*_: object) -> list[torch.Tensor]:
+        raise RuntimeError("device lost")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(neural, "ragged_forward", fails)
+        results = run_together([(engine, engine.step_steps(Action(kind="step_over"))) for engine in engines])
+    assert all(isinstance(r, EngineError) and "device lost" in str(r) for r in results)
+    for engine, history in zip(engines, histories, strict=True):
+        assert engine.history == history
+        context, expected = _resumed(trained_model, program, history, Action(kind="step_over"))
+        assert engine.context_ids == context
+        [after] = run_together([(engine, engine.step_steps(Action(kind="step_over")))])
+        assert isinstance(after, State)
+        assert _without_confidence(after) == expected

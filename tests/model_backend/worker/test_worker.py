@@ -205,6 +205,38 @@ def test_batched_and_unbatched_greedy_states_are_identical(loaded: LoadedModel) 
         assert_same_states(batched, solo)
 
 
+def test_a_failed_batched_round_fails_its_jobs_and_their_sessions_go_on(loaded: LoadedModel) -> None:
+    """A round whose model call raises (out of memory, say) fails the jobs in it with that error, and
+    each session is put back on its current state: its next step is that of a session resumed there."""
+    program = programs()[0]
+    failing = {"rounds": 0}
+
+    def answer_all(items: list[tuple[Any, list[int]]]) -> list[Any]:
+        if failing["rounds"]:
+            failing["rounds"] -= 1
+            raise RuntimeError("out of memory")
+        return ragged_forward(loaded.model, [(e.cache, ids) for e, ids in items])
+
+    runner: BatchRunner[Any, Any] = BatchRunner(answer_all, max_batch=8, window_s=0.0, lock=loaded.lock)
+    try:
+        engine = NeuralEngine(loaded)
+        runner.run(engine, engine.start_steps(program), timeout=60)
+        runner.run(engine, engine.step_steps(Action(kind="step_into")), timeout=60)
+        history = list(engine.history)
+        failing["rounds"] = 1
+        with pytest.raises(RuntimeError, match="out of memory"):
+            runner.run(engine, engine.step_steps(Action(kind="step_over")), timeout=60)
+        assert engine.history == history
+        context = list(engine.context_ids)
+        after = runner.run(engine, engine.step_steps(Action(kind="step_over")), timeout=60)
+    finally:
+        runner.stop()
+    fresh = NeuralEngine(loaded)
+    fresh.resume(program, history, False)
+    assert context == fresh.context_ids
+    assert_same_states([after], [fresh.step(Action(kind="step_over"))])
+
+
 def test_ragged_forward_matches_the_model_logits(loaded: LoadedModel) -> None:
     from transformers import DynamicCache
 
