@@ -1,6 +1,7 @@
 """Calls and returns: which lines call the program's functions, what a call binds and what it returns.
 
 `must_call_lines(tree)` gives the lines that always call a function of the program before they end,
+`method_call_lines(tree)` those that always call a method of the program on a name's object,
 `call_bindings(tree, max_repr)` the parameters of the one call a line makes, bound to the caller's
 names and literals (`Binding`), `pure_functions(tree)` the functions whose calls change no object of
 their callers, `call_expressions(tree)` the lines whose value is computed from one call's result
@@ -14,6 +15,7 @@ from __future__ import annotations
 import ast
 import copy
 import re
+from collections.abc import Iterator
 
 from model_backend.grammar.containers import MUTATOR_NAMES
 from model_backend.grammar.syntax import (
@@ -27,6 +29,7 @@ from model_backend.grammar.syntax import (
     inert_expression,
     is_generator_def,
     may_print_a_container,
+    plain_class,
     shared_names,
     statements_binding_names,
     statements_per_line,
@@ -67,16 +70,15 @@ def _plain_functions(tree: ast.Module) -> frozenset[str]:
                      if isinstance(node, ast.FunctionDef) and not node.decorator_list and not is_generator_def(node))
 
 
-def _runs_a_call(node: ast.AST, functions: frozenset[str]) -> bool:
-    """Whether evaluating the expression always starts a frame of the program (unless something raises
-    first): a call of one of `functions` by name, or a list, set or dict comprehension (a frame of its
-    own in CPython 3.11), outside the parts that may not run (the operands after the first of `and`/`or`,
-    the branches of `x if c else y`, the comparisons after the first of a chain, a lambda's body, a
-    generator expression's body)."""
+def _always_run(node: ast.AST) -> Iterator[ast.AST]:
+    """The parts of an expression or statement that evaluating it always evaluates (unless something raises
+    first), outermost first: all of them but the operands after the first of `and`/`or`, the branches of
+    `x if c else y`, the comparisons after the first of a chain, a lambda's body, a generator expression's
+    body, and what a list, set or dict comprehension runs in its own frame (a frame of its own in CPython
+    3.11: the comprehension itself is yielded)."""
+    yield node
     if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp):
-        return True
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
-        return True
+        return
     if isinstance(node, ast.BoolOp):
         parts: list[ast.AST] = [*node.values[:1]]
     elif isinstance(node, ast.IfExp):
@@ -89,18 +91,25 @@ def _runs_a_call(node: ast.AST, functions: frozenset[str]) -> bool:
         parts = [node.generators[0].iter]
     else:
         parts = list(ast.iter_child_nodes(node))
-    return any(_runs_a_call(part, functions) for part in parts)
+    for part in parts:
+        yield from _always_run(part)
 
 
-def must_call_lines(tree: ast.Module) -> Lines:
-    """Lines whose line event step_into must leave by a call event (or an exception): the line holds one
-    statement, on that line alone, that always calls a function of the program before it ends (see
-    _runs_a_call): a simple statement, or the test of an `if`, `elif` or `while`. Left out: `for` and
+def _runs_a_call(node: ast.AST, functions: frozenset[str]) -> bool:
+    """Whether evaluating the expression always starts a frame of the program (unless something raises
+    first): a call of one of `functions` by name, or a list, set or dict comprehension, where it always
+    runs (_always_run)."""
+    return any(isinstance(part, ast.ListComp | ast.SetComp | ast.DictComp) or (
+        isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and part.func.id in functions)
+        for part in _always_run(node))
+
+
+def _one_line_statements(tree: ast.Module) -> Iterator[tuple[ast.stmt, list[ast.AST]]]:
+    """Statements alone on their one line that cannot yield or await, with the parts a step from their line
+    event evaluates: a simple statement, or the test of an `if`, `elif` or `while`. Left out: `for` and
     `with` headers (a loop's or a with's later visits to the line evaluate nothing of it), a def or class
-    line, an `assert`'s message, and anything that can yield or await."""
-    functions = _plain_functions(tree)
+    line, an `assert`'s message."""
     starts = statements_per_line(tree)
-    lines: set[int] = set()
     for node in ast.walk(tree):
         if not isinstance(node, ast.stmt) or starts[node.lineno] != 1:
             continue
@@ -115,9 +124,74 @@ def must_call_lines(tree: ast.Module) -> Lines:
             runs, last = [node], node.end_lineno
         else:
             continue
-        if last == node.lineno and not suspends(node) and any(_runs_a_call(part, functions) for part in runs):
-            lines.add(node.lineno)
-    return frozenset(lines)
+        if last == node.lineno and not suspends(node):
+            yield node, runs
+
+
+def must_call_lines(tree: ast.Module) -> Lines:
+    """Lines whose line event step_into must leave by a call event (or an exception): the line holds one
+    statement (_one_line_statements) that always calls a function of the program before it ends: a
+    plain function by name, a comprehension, or `Class(...)` of a plain class whose `__init__` runs
+    first (_initializers)."""
+    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    names = {node.name for node in classes}
+    plain = {node.name for node in classes if plain_class(node, names)}
+    functions = _plain_functions(tree) | frozenset(name for name in _initializers(tree) if name in plain)
+    return frozenset(node.lineno for node, runs in _one_line_statements(tree)
+                     if any(_runs_a_call(part, functions) for part in runs))
+
+
+def method_call_lines(tree: ast.Module) -> dict[int, tuple[tuple[str, frozenset[str]], ...]]:
+    """Line -> (NAME, classes) for the one-line statements (_one_line_statements) that always call
+    `NAME.method(...)` (_always_run) of a method that can only mean one def (_instance_methods), with the
+    classes whose instances find that def: its class and the module-level classes that inherit it
+    through the program's classes alone (`inheriting`); none where a walrus could rebind NAME first. A
+    step_into from the line's event where NAME shows an instance of one of those classes enters that def
+    (or raises first). Empty where a class is not plain (its instances could find the name elsewhere);
+    the caller leaves out programs that look names up dynamically."""
+    if defines_a_class(tree):
+        return {}
+    methods = _instance_methods(tree)
+    owners = {node.name: top.name for top in tree.body if isinstance(top, ast.ClassDef) for node in top.body
+              if isinstance(node, ast.FunctionDef) and methods.get(node.name) is node}
+    heirs = inheriting(tree)
+    found: dict[int, tuple[tuple[str, frozenset[str]], ...]] = {}
+    for node, runs in _one_line_statements(tree):
+        if any(isinstance(part, ast.NamedExpr) for part in ast.walk(node)):
+            continue
+        receivers = {(part.func.value.id, heirs.get(owners[part.func.attr], frozenset()))
+                     for run in runs for part in _always_run(run)
+                     if isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute)
+                     and isinstance(part.func.value, ast.Name) and part.func.attr in owners}
+        if any(classes for _, classes in receivers):
+            found[node.lineno] = tuple(sorted((r for r in receivers if r[1]), key=lambda r: (r[0], sorted(r[1]))))
+    return found
+
+
+def inheriting(tree: ast.Module) -> dict[str, frozenset[str]]:
+    """Module-level class -> itself and the module-level classes that inherit from it, for classes that
+    `class` statements alone bind (_sole_definitions), with no keyword, and whose bases are such classes
+    or `object` all the way up: no class outside the program stands in their method resolution order."""
+    sole = _sole_definitions(tree)
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef) and sole.get(node.name) is node}
+
+    def ancestry(name: str, seen: frozenset[str]) -> frozenset[str] | None:
+        node = classes.get(name)
+        if node is None or name in seen or node.keywords:
+            return None
+        found = {name}
+        for base in node.bases:
+            if isinstance(base, ast.Name) and base.id == "object":
+                continue
+            above = ancestry(base.id, seen | {name}) if isinstance(base, ast.Name) else None
+            if above is None:
+                return None
+            found |= above
+        return frozenset(found)
+
+    lines = {name: ancestry(name, frozenset()) for name in classes}
+    return {name: frozenset(k for k, up in lines.items() if up is not None and name in up)
+            for name, up in lines.items() if up is not None}
 
 
 def returned_names(tree: ast.Module) -> dict[int, str]:

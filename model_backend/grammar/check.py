@@ -82,7 +82,7 @@ def check_texts(texts: Iterable[str | tuple[str, str | None]], label: str, limit
     values = stacks = trajectories = names = run = frames = loop_steps = appends = stores = returns = ordered = comprehensions = truths = 0
     computed = mutating = mutated = printed = silent = after_call = undone = preceded = 0
     called = after_callee = comprehension_results = cannot_raise = attributes = body_starts = 0
-    constructed = kept = sealed = 0
+    constructed = kept = sealed = must_call = method_calls = 0
     refused_frames: list[str] = []
     refused_values: list[str] = []
     refused_stacks: list[str] = []
@@ -130,6 +130,8 @@ def check_texts(texts: Iterable[str | tuple[str, str | None]], label: str, limit
                 cannot_raise += constraint._computes_here
                 attributes += bool(constraint._attribute_updated(keys))
                 body_starts += constraint._first_lines_after_call() is not None
+                must_call += taken == "step_into" and from_line and prev.line in facts.must_call
+                method_calls += taken == "step_into" and from_line and constraint._calls_a_method()
                 constructed += constraint._step_within_frame() and prev.line in facts.constructed
                 kept += bool(constraint._kept_in_frame(keys))
                 sealed += from_line and bool(facts.sealed_in(prev) & set(prev.locals))
@@ -177,6 +179,8 @@ def check_texts(texts: Iterable[str | tuple[str, str | None]], label: str, limit
           f"{cannot_raise} steps from a line whose computed value says it raised nothing, "
           f"{attributes} steps after which an object's new text is known from an attribute update, "
           f"{body_starts} steps from a call event to the function's first statement, "
+          f"{must_call} step_into from a line that always calls a function or class of the program, "
+          f"{method_calls} step_into from a line that calls a method of the program on an instance, "
           f"{constructed} steps over `name = C(...)` whose new instance's text is known, "
           f"{kept} jumps within one frame whose unchanging parameters' values are known, "
           f"{sealed} steps in the entry frame that cannot change a sealed parameter)"]

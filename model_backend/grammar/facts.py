@@ -77,6 +77,9 @@ class ProgramFacts:
     # `{...}` in a value is a dict or a set, whose keys are distinct
     unique_keys: bool = False
     must_call: frozenset[int] = frozenset()  # lines that step_into leaves by a call (calls.must_call_lines)
+    # line -> (NAME, classes): step_into leaves it by a call where NAME shows an instance of one of the
+    # classes (calls.method_call_lines)
+    method_calls: dict[int, tuple[tuple[str, frozenset[str]], ...]] = field(default_factory=dict)
     # line -> the names it reads, where it calls nothing and changes no object if those hold builtin
     # values (containers.inert_lines)
     inert: dict[int, frozenset[str]] = field(default_factory=dict)

@@ -10,7 +10,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from model_backend.grammar.automata import stack_after_event
-from model_backend.grammar.calls import must_call_lines
+from model_backend.grammar.calls import method_call_lines, must_call_lines
 from model_backend.grammar.containers import inert_lines
 from model_backend.grammar.lines import (
     body_starts,
@@ -28,6 +28,28 @@ from model_backend.state import State
 
 if TYPE_CHECKING:
     from model_backend.grammar.frame import FrameConstraint
+
+# How an instance of a class of the program is written: Python's default repr, or a dataclass's
+_DEFAULT_REPR = re.compile(r"<__main__\.(\w+) object>")
+_FIELDS_REPR = re.compile(r"(\w+)\(")
+# Types of the standard library whose reprs also start with their name and a parenthesis
+_LIBRARY_REPRS = frozenset({"deque", "defaultdict", "OrderedDict", "Counter", "ChainMap", "Decimal", "Fraction",
+                            "datetime", "date", "time", "timedelta", "timezone", "UUID", "Path", "PosixPath",
+                            "PurePosixPath", "SimpleNamespace", "array", "memoryview", "range", "slice", "frozenset",
+                            "set", "bytearray", "mappingproxy", "functools", "partial", "Random"})
+
+
+def instance_class(text: str | None) -> str | None:
+    """The class a value's text writes an instance of, as the default repr or a dataclass's writes it
+    (`<__main__.C object>`, `C(x=1)`), where that text cannot be a builtin's or a library type's."""
+    if text is None:
+        return None
+    default = _DEFAULT_REPR.fullmatch(text)
+    if default is not None:
+        return default.group(1)
+    fields = _FIELDS_REPR.match(text)
+    return fields.group(1) if fields is not None and fields.group(1) not in _LIBRARY_REPRS else None
+
 
 _NO_EVENT_LINE = re.compile(r"\s*(else|finally)\s*:\s*(#.*)?")  # a clause's header: no code, never a line event
 
@@ -61,12 +83,19 @@ class LineRules:
         assert self.prev is not None and self.prev.line is not None
         if loop is not None and event == "line":
             return bool(self._lines_after_step())
-        if self.action == "step_into" and self.prev.line in self.facts.must_call:
+        if self.action == "step_into" and (self.prev.line in self.facts.must_call or self._calls_a_method()):
             return False
         goes_to = self._truth_step
         if goes_to is not None:  # the branch the shown value takes: a line, or past the frame's end
             return bool(goes_to) if event == "line" else not goes_to
         return self._may_go_on_from(self.prev.line, event)
+
+    def _calls_a_method(self: FrameConstraint) -> bool:
+        """Whether the previous state's line always calls a method of the program on a name's object
+        (calls.method_call_lines) and that name shows an instance of a class that finds the method."""
+        assert self.prev is not None and self.prev.line is not None
+        return any(instance_class(self.prev.locals.get(name)) in classes
+                   for name, classes in self.facts.method_calls.get(self.prev.line, ()))
 
     def _first_lines_after_call(self: FrameConstraint) -> frozenset[int] | None:
         """After step_into or step_over from a function's call event: the lines of its first line event,
@@ -285,4 +314,5 @@ def facts(source: Source) -> dict[str, Any]:
             "body_starts": body_starts(tree), "line_orders": orders,
             "call_event_lines": {} if dynamic else call_event_lines(tree),
             "truths": {} if dynamic else truth_tests(tree), "must_call": must_call_lines(tree),
+            "method_calls": {} if dynamic else method_call_lines(tree),
             "inert": {} if dynamic else inert_lines(tree)}

@@ -532,3 +532,98 @@ def test_the_grammar_writes_the_value_a_line_gets_from_its_call() -> None:
     assert after_fact('{"xs": "[3, 1]", "total": "48"}')
     assert not after_fact('{"xs": "[3, 1]", "total": "24"}')
     assert not after_fact('{"xs": "[3]", "total": "48"}')  # fact is pure: xs stays as it was
+
+
+OBJECTS = """\
+from dataclasses import dataclass
+
+
+class Shape:
+    def __init__(self, size):
+        self.size = size
+
+    def area(self):
+        return self.size * self.size
+
+    def grow(self, by):
+        self.size += by
+
+
+class Square(Shape):
+    def describe(self):
+        return "square"
+
+
+@dataclass
+class Box:
+    items: list
+
+    def add(self, item):
+        self.items.append(item)
+
+
+def main(n):
+    s = Shape(n)
+    q = Square(n + 1)
+    b = Box([])
+    total = s.area() + q.area()
+    q.grow(2)
+    if q.area() > 10:
+        b.add(q.describe())
+    xs = []
+    xs.append(3)
+    b.add(len(xs)) if n else None
+    return total
+"""
+
+
+def test_a_plain_class_with_its_own_init_must_be_called() -> None:
+    """`Shape(n)` runs Shape's `__init__`; a subclass's call (its base's `__init__` found through the
+    program's classes) and a dataclass's generated `__init__` are left free."""
+    from model_backend.grammar.calls import must_call_lines
+
+    lines = must_call_lines(ast.parse(OBJECTS))
+    assert 29 in lines and 30 not in lines and 31 not in lines
+    with_new = OBJECTS.replace("    def area(self):", "    def __new__(cls, size):\n        return 1\n\n    def area(self):")
+    assert 29 not in must_call_lines(ast.parse(with_new))  # __new__ may make no Shape: no __init__ runs
+
+
+def test_the_lines_that_call_a_method_on_a_names_object() -> None:
+    """`NAME.method(...)` where it always runs, with the classes whose instances find the method: Square
+    inherits Shape's; `xs.append` is not a method of the program; a branch of `x if c else y` may not run."""
+    from model_backend.grammar.calls import inheriting, method_call_lines
+
+    tree = ast.parse(OBJECTS)
+    assert inheriting(tree) == {"Shape": {"Shape", "Square"}, "Square": {"Square"}, "Box": {"Box"}}
+    assert method_call_lines(tree) == {
+        32: (("q", frozenset({"Shape", "Square"})), ("s", frozenset({"Shape", "Square"}))),
+        33: (("q", frozenset({"Shape", "Square"})),),
+        34: (("q", frozenset({"Shape", "Square"})),),
+        35: (("b", frozenset({"Box"})), ("q", frozenset({"Square"}))),
+    }
+    assert method_call_lines(ast.parse(OBJECTS.replace("class Box:", "class Box:\n    def __eq__(self, other):\n"
+                                                                      "        return True\n"))) == {}
+    assert set(method_call_lines(ast.parse(OBJECTS + "Shape.area = len\n"))) == {33, 35}  # area is rebound
+    assert 32 not in method_call_lines(ast.parse(OBJECTS.replace("s.area()", "(s := q).area()")))
+
+
+def test_step_into_a_method_call_on_an_instance_is_a_call() -> None:
+    """Traced here: every step_into and step_over frame is accepted, and a step_into from a line that calls a
+    method on a name showing an instance (`Shape(size=3)`, `Box(items=[])`, `<__main__.Box object>`) offers
+    only a call event (or an exception); on a name that shows something else, a line event stays open."""
+    from model_backend.grammar.rules.lines import instance_class
+
+    counts = rules_on_a_program_traced_here(OBJECTS, "main(2)")
+    assert counts
+    facts = ProgramFacts.of(Program(source=OBJECTS, entry="main(2)"), objects=True)
+    line, call, exception = (fmt.EVENT_TOKENS[(False, e)] for e in ("line", "call", "exception"))
+    shown = {"n": "2", "s": "Shape(size=2)", "q": "Square(size=3)", "b": "Box(items=[])"}
+    for number in (32, 33, 34, 35):
+        prev = State(event="line", line=number, stack=[StackFrame(function="main", line=number)], locals=shown)
+        allowed = FrameConstraint(facts, prev, False, "step_into").allowed_specials()
+        assert call in allowed and exception in allowed and line not in allowed, number
+        assert line in FrameConstraint(facts, prev, False, "step_over").allowed_specials()
+    prev = State(event="line", line=33, stack=[StackFrame(function="main", line=33)], locals={**shown, "q": "[1]"})
+    assert line in FrameConstraint(facts, prev, False, "step_into").allowed_specials()
+    assert [instance_class(t) for t in ("<__main__.Box object>", "Box(items=[])", "deque([1])", "'Box(1)'", None)] == [
+        "Box", "Box", None, None, None]
