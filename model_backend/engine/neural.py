@@ -264,9 +264,7 @@ class NeuralEngine(FrameEngine):
     def recover(self) -> None:
         """FrameEngine.recover, and the KV cache goes: a pass that failed part way may have grown some
         layers and not others."""
-        self.cache = self.m.new_cache()
-        self.cache_ids, self._synced, self.drafted_logits = [], 0, {}
-        self.last_logits, self._last_draft = None, None
+        self._drop_cache()
         super().recover()
 
     def _drive(self, op: Feed[T]) -> T:
@@ -289,11 +287,15 @@ class NeuralEngine(FrameEngine):
         return len(self.context_ids)
 
     def _new_context(self) -> None:
+        self.context_ids = []
+        self._drop_cache()
+        self._draft_room = self._draft_tokens
+
+    def _drop_cache(self) -> None:
+        """An empty KV cache, and nothing kept of what the old one gave (logits, a draft's)."""
         self.cache = self.m.new_cache()
-        self.context_ids, self.cache_ids, self._synced = [], [], 0
-        self.drafted_logits = {}
-        self._draft_room, self._last_draft = self._draft_tokens, None
-        self.last_logits = None
+        self.cache_ids, self._synced, self.drafted_logits = [], 0, {}
+        self.last_logits, self._last_draft = None, None
 
     def _crop(self, length: int) -> None:
         """Cut the context back to `length` tokens (the cache follows at the next pass, and keeps what

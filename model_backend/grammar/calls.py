@@ -159,12 +159,12 @@ def method_call_lines(tree: ast.Module) -> dict[int, tuple[tuple[str, frozenset[
     for node, runs in _one_line_statements(tree):
         if any(isinstance(part, ast.NamedExpr) for part in ast.walk(node)):
             continue
-        receivers = {(part.func.value.id, heirs.get(owners[part.func.attr], frozenset()))
+        receivers = {(part.func.value.id, heirs[owners[part.func.attr]])
                      for run in runs for part in _always_run(run)
                      if isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute)
-                     and isinstance(part.func.value, ast.Name) and part.func.attr in owners}
-        if any(classes for _, classes in receivers):
-            found[node.lineno] = tuple(sorted((r for r in receivers if r[1]), key=lambda r: (r[0], sorted(r[1]))))
+                     and isinstance(part.func.value, ast.Name) and owners.get(part.func.attr) in heirs}
+        if receivers:
+            found[node.lineno] = tuple(sorted(receivers, key=lambda r: (r[0], sorted(r[1]))))
     return found
 
 
@@ -356,6 +356,28 @@ def _initializers(tree: ast.Module) -> dict[str, ast.FunctionDef]:
 
 # How the tracer writes an instance of a plain class: with its fields (trace format 3), or as Python does
 INSTANCE_REPR = re.compile(r"[A-Za-z_][\w.]*\(|<__main__\.[\w.]+ object>")
+
+
+# An instance of a class of the program as instance_class reads it: Python's default repr, or a dataclass's
+_DEFAULT_REPR = re.compile(r"<__main__\.(\w+) object>")
+_FIELDS_REPR = re.compile(r"(\w+)\(")
+# Types of the standard library whose reprs also start with their name and a parenthesis
+_LIBRARY_REPRS = frozenset({"deque", "defaultdict", "OrderedDict", "Counter", "ChainMap", "Decimal", "Fraction",
+                            "datetime", "date", "time", "timedelta", "timezone", "UUID", "Path", "PosixPath",
+                            "PurePosixPath", "SimpleNamespace", "array", "range", "slice", "frozenset", "set",
+                            "bytearray", "mappingproxy"})
+
+
+def instance_class(text: str | None) -> str | None:
+    """The class a value's text writes an instance of, as the default repr or a dataclass's writes it
+    (`<__main__.C object>`, `C(x=1)`), where that text cannot be a builtin's or a library type's."""
+    if text is None:
+        return None
+    default = _DEFAULT_REPR.fullmatch(text)
+    if default is not None:
+        return default.group(1)
+    fields = _FIELDS_REPR.match(text)
+    return fields.group(1) if fields is not None and fields.group(1) not in _LIBRARY_REPRS else None
 
 
 def _instance_methods(tree: ast.Module) -> dict[str, ast.FunctionDef]:

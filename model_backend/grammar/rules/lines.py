@@ -10,7 +10,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from model_backend.grammar.automata import stack_after_event
-from model_backend.grammar.calls import method_call_lines, must_call_lines
+from model_backend.grammar.calls import instance_class, method_call_lines, must_call_lines
 from model_backend.grammar.containers import inert_lines
 from model_backend.grammar.lines import (
     body_starts,
@@ -28,28 +28,6 @@ from model_backend.state import State
 
 if TYPE_CHECKING:
     from model_backend.grammar.frame import FrameConstraint
-
-# How an instance of a class of the program is written: Python's default repr, or a dataclass's
-_DEFAULT_REPR = re.compile(r"<__main__\.(\w+) object>")
-_FIELDS_REPR = re.compile(r"(\w+)\(")
-# Types of the standard library whose reprs also start with their name and a parenthesis
-_LIBRARY_REPRS = frozenset({"deque", "defaultdict", "OrderedDict", "Counter", "ChainMap", "Decimal", "Fraction",
-                            "datetime", "date", "time", "timedelta", "timezone", "UUID", "Path", "PosixPath",
-                            "PurePosixPath", "SimpleNamespace", "array", "memoryview", "range", "slice", "frozenset",
-                            "set", "bytearray", "mappingproxy", "functools", "partial", "Random"})
-
-
-def instance_class(text: str | None) -> str | None:
-    """The class a value's text writes an instance of, as the default repr or a dataclass's writes it
-    (`<__main__.C object>`, `C(x=1)`), where that text cannot be a builtin's or a library type's."""
-    if text is None:
-        return None
-    default = _DEFAULT_REPR.fullmatch(text)
-    if default is not None:
-        return default.group(1)
-    fields = _FIELDS_REPR.match(text)
-    return fields.group(1) if fields is not None and fields.group(1) not in _LIBRARY_REPRS else None
-
 
 _NO_EVENT_LINE = re.compile(r"\s*(else|finally)\s*:\s*(#.*)?")  # a clause's header: no code, never a line event
 

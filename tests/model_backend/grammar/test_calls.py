@@ -611,7 +611,7 @@ def test_step_into_a_method_call_on_an_instance_is_a_call() -> None:
     """Traced here: every step_into and step_over frame is accepted, and a step_into from a line that calls a
     method on a name showing an instance (`Shape(size=3)`, `Box(items=[])`, `<__main__.Box object>`) offers
     only a call event (or an exception); on a name that shows something else, a line event stays open."""
-    from model_backend.grammar.rules.lines import instance_class
+    from model_backend.grammar.calls import instance_class
 
     counts = rules_on_a_program_traced_here(OBJECTS, "main(2)")
     assert counts
