@@ -41,7 +41,8 @@ def register(app: typer.Typer) -> None:
         real_code: Annotated[bool, typer.Option("--real-code/--no-real-code", help="Add HumanEval and `algorithms` programs to the generated ones.")] = True,
         realistic: Annotated[int, typer.Option("--realistic", help="Class-based realistic programs (model_backend/data/classgen.py) on top of the others, minus look-alikes of benchmarks/realistic.")] = 0,
         stdlib: Annotated[bool, typer.Option("--stdlib/--no-stdlib", help="Add the standard library's pure-Python functions, called with generated inputs (model_backend/data/stdlib_code.py).")] = False,
-        pypi: Annotated[bool, typer.Option("--pypi/--no-pypi", help="Add pure-Python functions of permissively licensed PyPI packages (boltons, inflection), called with generated inputs (model_backend/data/pypi_code.py).")] = False,
+        pypi: Annotated[bool, typer.Option("--pypi/--no-pypi", help="Add pure-Python functions of permissively licensed PyPI packages (boltons, inflection, toolz, more-itertools), called with generated inputs (model_backend/data/pypi_code.py).")] = False,
+        more_code: Annotated[bool, typer.Option("--more-code/--no-more-code", help="Add the second set of library code: functions of the standard library and of more PyPI packages (sympy, mpmath, Jinja2, ...) that --stdlib and --pypi do not take (stdlib_code.more_stdlib_programs, pypi_code.more_pypi_programs).")] = False,
         format_version: Annotated[int, typer.Option("--format", help="Trace format of the records: 3 writes the program's objects with their fields, 2 as Python's default repr (for models that read format 2).")] = 3,
         header_tokens: Annotated[int | None, typer.Option("--header-tokens", help="Program views for programs whose header is longer than this many tokens (estimated at 3 characters a token), as the engines show them; default: whole programs.")] = None,
         max_events: Annotated[int, typer.Option("--max-events", help="Keep programs whose trace has at most this many events.")] = 400,
@@ -62,11 +63,12 @@ def register(app: typer.Typer) -> None:
             _fail("--inverse, --hide-start-locals and --input-jumps must be in [0, 1] and --heldout in [0, 1)")
         from model_backend.sampler import SamplerConfig
         program_list = None
-        if realistic > 0 or stdlib or pypi:  # without these the build loads its programs itself, as it always has
+        if realistic > 0 or stdlib or pypi or more_code:  # without these the build loads its programs itself, as it always has
             from model_backend.data.programs import all_programs
 
             program_list = all_programs(seed=seed, n_generated=programs, humaneval=real_code,
-                                        algorithms=real_code, n_realistic=realistic, stdlib=stdlib, pypi=pypi)
+                                        algorithms=real_code, n_realistic=realistic, stdlib=stdlib, pypi=pypi,
+                                        more_code=more_code)
         try:
             manifest = build_dataset(
                 out, seed=seed, n_generated=programs, traj_per_program=traj, inverse_fraction=inverse,

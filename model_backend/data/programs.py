@@ -226,13 +226,15 @@ def all_programs(
     realistic_root: str | Path | None = DEFAULT_REALISTIC,
     stdlib: bool = False,
     pypi: bool = False,
+    more_code: bool = False,
 ) -> list[Program]:
     """Generated functions (`n_generated`), multi-function scripts (`n_scripts`, default a quarter of
     `n_generated`), HumanEval and `algorithms` programs, then `n_realistic` class-based programs
     (`classgen.realistic_programs`) minus those with a function or method of the realistic benchmark
     (`load_realistic_fingerprints(realistic_root)`), with `stdlib` the standard library's functions
     (`stdlib_code.stdlib_programs`) and with `pypi` the functions of PyPI packages (`pypi_code.pypi_programs`),
-    both minus look-alikes of the benchmark too, all minus CruxEval
+    with `more_code` the second set of both (`more_stdlib_programs`, `more_pypi_programs`: functions the
+    first sets do not take), all minus look-alikes of the benchmark too, all minus CruxEval
     look-alikes. Deterministic given
     the seed. Run `keep_runnable` on the result before tracing it for a dataset."""
     if n_scripts is None:
@@ -260,6 +262,11 @@ def all_programs(
         from model_backend.data.pypi_code import pypi_programs
 
         library += pypi_programs(seed)
+    if more_code:
+        from model_backend.data.pypi_code import more_pypi_programs
+        from model_backend.data.stdlib_code import more_stdlib_programs
+
+        library += more_stdlib_programs(seed) + more_pypi_programs(seed)
     if library and realistic_root is not None and Path(realistic_root).is_dir():
         library = decontaminate_functions(library, load_realistic_fingerprints(realistic_root))
     programs += library

@@ -443,14 +443,16 @@ def _random_args(values: Values, plan: list[tuple[str, str]], sort_lists: bool) 
 
 def module_programs(resolver: _Resolver, mod: _Module, label: str, rng: random.Random, *, n_random: int,
                     max_doctests: int, max_lines: int, sort_lists: bool, origin: str, limit: int | None = None,
+                    skip: int = 0,
                     skip_names: frozenset[str] = frozenset({"print", "input", "open", "eval", "exec"}),
                     ) -> list[Program]:
-    """Standalone scripts for the public functions of one module (the first `limit` taken, if given),
-    each called by its doctest examples (up to `max_doctests`) and `n_random` random inputs; paths
+    """Standalone scripts for the public functions of one module (the first `limit` taken, if given, after
+    passing over the first `skip` that would be taken: so `skip=N` gives what `limit=N` leaves), each
+    called by its doctest examples (up to `max_doctests`) and `n_random` random inputs; paths
     `<label.function>`. A function is left out where it is a generator, its parameters cannot be typed,
     it names one of `skip_names`, or it cannot stand alone in `max_lines` lines."""
     out: list[Program] = []
-    taken = 0
+    taken = passed = 0
     for name, node in mod.defs.items():
         if limit is not None and taken >= limit:
             break
@@ -467,6 +469,9 @@ def module_programs(resolver: _Resolver, mod: _Module, label: str, rng: random.R
         try:
             compile(script, f"<{label}>", "exec")
         except SyntaxError:
+            continue
+        if passed < skip:
+            passed += 1
             continue
         taken += 1
         entries = _doctest_entries(node)[:max_doctests]

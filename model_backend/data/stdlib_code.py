@@ -27,6 +27,13 @@ MODULES = (
     "functools", "copy", "stringprep", "_strptime", "netrc", "mimetypes", "glob",
 )
 PER_MODULE = 12  # functions taken from one module at the most (operator alone has over a hundred)
+# The second set (`more_stdlib_programs`): functions of the modules above past their first PER_MODULE,
+# and those of more modules, none of which the first set takes.
+MORE_MODULES = (
+    "email._header_value_parser", "email.quoprimime", "token", "urllib.request", "pydoc", "enum",
+    "tomllib._parser", "xml.dom.minidom", "imaplib", "smtplib", "unittest.util", "dis", "codeop", "locale",
+)
+MORE_PER_MODULE = 24
 SKIP_NAMES = frozenset({"print", "input", "open", "eval", "exec", "compile"})  # builtins a taken function never names
 PACKAGE = "stdlib"  # the resolver's name for the root folder: `stdlib.textwrap` is Lib/textwrap.py
 
@@ -37,10 +44,10 @@ def stdlib_dir() -> Path:
 
 
 def stdlib_programs(seed: int, n_random: int = 3, max_doctests: int = 3, max_lines: int = 120,
-                    modules: tuple[str, ...] = MODULES, per_module: int = PER_MODULE) -> list[Program]:
+                    modules: tuple[str, ...] = MODULES, per_module: int = PER_MODULE, skip: int = 0) -> list[Program]:
     """Standalone scripts for the public functions of `modules` (`per_module` at the most, the first in
-    the module's order), each with its doctest calls (up to `max_doctests`) and `n_random` random inputs.
-    Paths are `<stdlib:module.function>`."""
+    the module's order after the first `skip`), each with its doctest calls (up to `max_doctests`) and
+    `n_random` random inputs. Paths are `<stdlib:module.function>`."""
     resolver = _Resolver(stdlib_dir(), package=PACKAGE)
     rng = random.Random(f"stdlib:{seed}")
     out: list[Program] = []
@@ -49,5 +56,13 @@ def stdlib_programs(seed: int, n_random: int = 3, max_doctests: int = 3, max_lin
         if mod is not None:
             out += module_programs(resolver, mod, f"stdlib:{module}", rng, n_random=n_random,
                                    max_doctests=max_doctests, max_lines=max_lines, sort_lists=module == "bisect",
-                                   origin="stdlib", limit=per_module, skip_names=SKIP_NAMES)
+                                   origin="stdlib", limit=per_module, skip=skip, skip_names=SKIP_NAMES)
     return out
+
+
+def more_stdlib_programs(seed: int, n_random: int = 3) -> list[Program]:
+    """The second set: the functions of MODULES that `stdlib_programs` passes over (past its first
+    PER_MODULE of a module), then those of MORE_MODULES; MORE_PER_MODULE of a module at the most. No
+    function is in both sets, so a model trained on the first meets new code in the second."""
+    return (stdlib_programs(seed, n_random, skip=PER_MODULE, per_module=MORE_PER_MODULE)
+            + stdlib_programs(seed, n_random, modules=MORE_MODULES, per_module=MORE_PER_MODULE))

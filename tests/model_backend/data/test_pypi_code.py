@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import ast
+import sys
 
 from model_backend.data.programs import all_programs, origin_of
-from model_backend.data.pypi_code import PACKAGES, pypi_programs
+from model_backend.data.pypi_code import (
+    MORE_PACKAGES,
+    PACKAGES,
+    imported_modules,
+    more_pypi_programs,
+    pypi_programs,
+)
 from model_backend.program import Program
 from model_backend.sandbox import run_trace
 
@@ -46,3 +53,18 @@ def test_all_programs_adds_them_only_when_asked() -> None:
     with_pypi = all_programs(seed=0, n_generated=0, humaneval=False, algorithms=False, pypi=True)
     assert not any(origin_of(p) == "pypi" for p in without)
     assert sum(origin_of(p) == "pypi" for p in with_pypi) > 100
+
+
+def test_the_second_set_is_new_code_that_imports_only_the_standard_library() -> None:
+    first = {p.path for p in pypi_programs(0)}
+    second = more_pypi_programs(0)
+    assert len({p.path for p in second}) > 80 and not first & {p.path for p in second}
+    packages = {p.path.removeprefix("<pypi:").split(".")[0] for p in second}
+    assert packages - set(PACKAGES) <= set(MORE_PACKAGES) and len(packages - set(PACKAGES)) >= 6
+    for p in second:
+        assert imported_modules(p.source) <= set(sys.stdlib_module_names), p.path
+
+
+def test_imported_modules_counts_imports_anywhere_but_not_relative_ones() -> None:
+    source = "import os.path\nfrom . import x\ndef f():\n    from sympy.core import S\n    import re, json\n"
+    assert imported_modules(source) == {"os", "sympy", "re", "json"}

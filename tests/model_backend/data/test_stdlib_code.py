@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from model_backend.data.programs import all_programs, origin_of
-from model_backend.data.stdlib_code import stdlib_programs
+from model_backend.data.stdlib_code import MORE_MODULES, more_stdlib_programs, stdlib_programs
 
 
 def test_each_program_stands_alone_and_calls_its_function() -> None:
@@ -40,3 +40,20 @@ def test_all_programs_adds_them_only_when_asked() -> None:
     with_lib = all_programs(seed=0, n_generated=0, humaneval=False, algorithms=False, stdlib=True)
     assert not any(origin_of(p) == "stdlib" for p in without)
     assert sum(origin_of(p) == "stdlib" for p in with_lib) > 100
+
+
+def test_skip_gives_what_the_limit_leaves() -> None:
+    first = stdlib_programs(3, modules=("operator",), per_module=5)
+    rest = stdlib_programs(3, modules=("operator",), per_module=5, skip=5)
+    both = stdlib_programs(3, modules=("operator",), per_module=10)
+    paths = [p.path for p in both]
+    assert list(dict.fromkeys(p.path for p in first + rest)) == list(dict.fromkeys(paths))
+    assert not {p.path for p in first} & {p.path for p in rest}
+
+
+def test_the_second_set_takes_no_function_of_the_first() -> None:
+    first = {p.path for p in stdlib_programs(0)}
+    second = more_stdlib_programs(0)
+    assert len({p.path for p in second}) > 50 and not first & {p.path for p in second}
+    assert {p.path.split(".")[0].removeprefix("<stdlib:") for p in second} & {m.split(".")[0] for m in MORE_MODULES}
+    assert all(origin_of(p) == "stdlib" for p in second)
