@@ -9,7 +9,7 @@ import typer
 from mcp_server import commands as mcp_commands
 from model_backend import cli as backend_cli
 from model_backend.data import commands as data_commands
-from model_backend.engine.follow import DEFAULT_FOLLOW_STEPS
+from model_backend.engine.follow import DEFAULT_FOLLOW_STEPS, VIEW_FOLLOW_STEPS
 from model_backend.eval import commands as eval_commands
 from model_backend.grammar import commands as grammar_commands
 from model_backend.model import commands as model_commands
@@ -113,7 +113,8 @@ def debug(
     max_events: backend_cli.MaxEventsOpt = Limits().max_events,
     follow_steps: Annotated[int | None, typer.Option(
         "--follow-steps", min=0, help="Neural engine: single predicted steps one `n` across a call, `r` or `c` may "
-        f"take before the rest is predicted in one jump (0: always one jump; default {DEFAULT_FOLLOW_STEPS}).")] = None,
+        f"take before the rest is predicted in one jump (0: always one jump; default {DEFAULT_FOLLOW_STEPS} for a program the "
+        f"model's header shows whole, {VIEW_FOLLOW_STEPS} for a longer one it shows as a view).")] = None,
     no_sandbox: backend_cli.NoSandboxOpt = False,
 ) -> None:
     """Debug PROGRAM in the terminal with pdb's commands, plus `back` and `rc` to step backwards."""

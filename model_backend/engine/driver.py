@@ -34,6 +34,7 @@ from model_backend.engine.follow import (
     DEFAULT_FOLLOW_STEPS,
     MAX_FINISHING_JUMPS,
     MAX_SINGLE_STEPS,
+    VIEW_FOLLOW_STEPS,
     breakpoint_in_reach,
     finishing_action,
     reached_stop,
@@ -60,14 +61,24 @@ class GrammarEngine(StepwiseEngine):
     """A stepwise engine with the grammar's facts of its program (`facts`, set when a program loads)."""
 
     facts: ProgramFacts | None = None  # of `program`
-    # Single steps an action that runs through events may take before it finishes in jumps (0: one jump).
-    follow_steps: int = DEFAULT_FOLLOW_STEPS
+    # Single steps an action that runs through events may take before it finishes in jumps (0: one jump;
+    # None: the engine's default for its program, `default_follow_steps`).
+    follow_steps: int | None = None
     followed_steps = 0  # single steps taken so far to follow actions (for figures and tests)
 
-    def follow(self, steps: int) -> None:
-        if steps < 0:
+    def follow(self, steps: int | None) -> None:
+        """Set the budget of single steps (None: the engine's default for each program)."""
+        if steps is not None and steps < 0:
             raise EngineError("the number of steps to follow cannot be negative")
         self.follow_steps = steps
+
+    def default_follow_steps(self) -> int:
+        """The budget when none is set: DEFAULT_FOLLOW_STEPS."""
+        return DEFAULT_FOLLOW_STEPS
+
+    def follow_budget(self) -> int:
+        """The budget of single steps for the next action: the one set, else the default."""
+        return self.default_follow_steps() if self.follow_steps is None else self.follow_steps
 
     def start_steps(self, program: Program, at: StartAt = "entry", known_exit: State | None = None) -> Steps:
         """A model cannot compute the final state: at="exit" takes it from `known_exit`."""
@@ -87,8 +98,8 @@ class GrammarEngine(StepwiseEngine):
         if action.is_inverse or self.facts is None or self._state is None:
             return (yield from self.predict_steps(action, breakpoints))
         state = self._state
-        if self.follow_steps > 0 and runs_through_events(self.facts, state, action.kind):
-            budget = self.follow_steps
+        budget = self.follow_budget()
+        if budget > 0 and runs_through_events(self.facts, state, action.kind):
             if breakpoint_in_reach(self.facts, state, action.kind, breakpoints):
                 budget = max(budget, MAX_SINGLE_STEPS)
             return (yield from self._followed_steps(action, breakpoints, budget, follow=True))
@@ -305,6 +316,11 @@ class FrameEngine(GrammarEngine):
         if isinstance(parsed, State) and generated is not None:
             return parsed.model_copy(update={"confidence": generated.confidence(parsed)})
         return str(parsed) if parsed is not None else "the frame did not end"
+
+    def default_follow_steps(self) -> int:
+        """DEFAULT_FOLLOW_STEPS where the header shows the whole program, VIEW_FOLLOW_STEPS where it shows
+        a view of a longer one (engine/follow.py)."""
+        return DEFAULT_FOLLOW_STEPS if self.view.lines is None else VIEW_FOLLOW_STEPS
 
     def _view_holds(self, state: State) -> bool:
         return self.planner is None or self.planner.holds(self.view, state)

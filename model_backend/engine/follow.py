@@ -8,7 +8,9 @@ stepwise engine follows the action: it takes step_into until pdb's rules (docs/m
 stops: at the starting frame's next event (step_over), at its return (step_return), at a line event on
 a breakpoint line (any of them; continue stops only there), or at the program's end.
 
-Following costs one prediction per event, so it has a budget (`GrammarEngine.follow_steps`, engine/driver.py). Past it,
+Following costs one prediction per event, so it has a budget (`GrammarEngine.follow_steps`, engine/driver.py;
+by default DEFAULT_FOLLOW_STEPS for a program the model's header shows whole, VIEW_FOLLOW_STEPS for one it
+shows as a view). Past it,
 the engine finishes the action from where it got to with jumps: continue and breakpoint jump to their
 stop; step_over and step_return return from each frame deeper than where they stop (a step_return jump,
 then a step_into back to the caller). A budget of 0 keeps the single jump, except where an IDE breakpoint
@@ -32,6 +34,11 @@ MAX_SINGLE_STEPS = 256
 # The default budget of single steps for any action that runs through events (GrammarEngine.follow_steps).
 # About 0.15 s a step on the 2-core development machine (docs/results.md): 128 steps is 20 s at most.
 DEFAULT_FOLLOW_STEPS = 128
+# The default budget of a model engine whose header shows its program as a view (too long to show whole):
+# there a single step re-encodes the state's frame (about 0.6 s) and the grammar computes less of it, and
+# on the realistic benchmark's dev split the one jump scores as many stops as following does, in a quarter
+# of the time (docs/benchmarks.md, "Following or one jump").
+VIEW_FOLLOW_STEPS = 0
 # Jumps that finish an action after the budget: one or two per frame to return from.
 MAX_FINISHING_JUMPS = 64
 

@@ -6,6 +6,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from model_backend.engine.follow import DEFAULT_FOLLOW_STEPS, VIEW_FOLLOW_STEPS
 from model_backend.state import ActionKind
 
 # The forward actions a rollout draws from (realistic.ACTION_WEIGHTS), each counted apart
@@ -78,10 +79,17 @@ def _rate(exact: int, total: int) -> str:
     return f"{exact:4d}/{total:<4d} {100 * exact / total:5.1f}%" if total else f"{exact:4d}/{total:<4d}    - "
 
 
+def _budget(follow_steps: int | None) -> str:
+    """The budget a run set, or what the engine's default is (engine/follow.py)."""
+    if follow_steps is not None:
+        return str(follow_steps)
+    return f"the engine's ({DEFAULT_FOLLOW_STEPS} for a program shown whole, {VIEW_FOLLOW_STEPS} for one shown as a view)"
+
+
 def format_table(result: dict[str, Any]) -> str:
     lines = [f"engine {result['engine']}, model {result['model']}, split {result['split']}, seed {result['seed']}, "
              f"{result['rollouts']} rollout(s) of up to {result['actions']} actions, {result['programs']} programs, "
-             f"follow steps {result['follow_steps']}, {result['seconds']:.0f}s",
+             f"follow steps {_budget(result.get('follow_steps'))}, {result['seconds']:.0f}s",
              f"{'action':14s} {'exact/total':>16s} {'failed':>7s}"]
     for kind, row in result["per_action"].items():
         lines.append(f"{kind:14s} {_rate(row['exact'], row['total'])} {row['failed']:7d}")

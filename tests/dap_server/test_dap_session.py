@@ -680,7 +680,8 @@ def test_the_follow_steps_reach_the_model_engine(calls: Path) -> None:
     core.launch(str(calls), engine="neural", follow_steps=7)
     assert core.engine is not None and getattr(core.engine, "follow_steps", None) == 7
     core.launch(str(calls), engine="neural")
-    assert getattr(core.engine, "follow_steps", None) == DEFAULT_FOLLOW_STEPS
+    assert getattr(core.engine, "follow_steps", 0) is None  # the engine's default: the whole program shown
+    assert core.engine is not None and core.engine.follow_budget() == DEFAULT_FOLLOW_STEPS  # type: ignore[attr-defined]
     core.close()
     with stdio_session() as s:
         seq = s.client.send("launch", {"program": str(calls), "engine": "neural", "followSteps": -1})

@@ -8,6 +8,7 @@ import pytest
 from model_backend import sampler
 from model_backend import trace_format as fmt
 from model_backend.engine.base import EngineError
+from model_backend.engine.follow import DEFAULT_FOLLOW_STEPS, VIEW_FOLLOW_STEPS
 from model_backend.engine.neural import LoadedModel, NeuralEngine
 from model_backend.engine.oracle import OracleEngine
 from model_backend.program import Program
@@ -125,3 +126,21 @@ def test_an_entry_that_fits_stays_whole(engine: NeuralEngine) -> None:
     program = Program(source="def count(xs):\n    return len(xs)\n", entry="count([1, 2, 3])")
     engine.start(program)
     assert engine.planner is not None and engine.planner.shown.entry == "count([1, 2, 3])"
+
+
+def test_a_program_shown_as_a_view_takes_one_jump_unless_a_budget_is_set(shipped_model: LoadedModel) -> None:
+    """With no budget set, an engine follows an action in single steps where its header shows the whole
+    program, and jumps where it shows a view; a budget that is set holds for both."""
+    long, short = Program(source=long_program(60), entry="main(2)"), Program(source="def f(x):\n    return x + 1\n", entry="f(1)")
+    engine = NeuralEngine(shipped_model)
+    engine.start(short)
+    assert engine.follow_steps is None and engine.follow_budget() == DEFAULT_FOLLOW_STEPS
+    engine.start(long)
+    assert engine.view.lines is not None and engine.follow_budget() == VIEW_FOLLOW_STEPS == 0
+    engine.step(Action(kind="step_return"))  # from main's call event: one jump, no single step
+    assert engine.followed_steps == 0
+    engine.follow(3)
+    engine.start(long)
+    assert engine.follow_budget() == 3
+    engine.step(Action(kind="step_return"))
+    assert engine.followed_steps > 0

@@ -221,4 +221,4 @@ def test_predictions_that_go_round_finish_with_a_jump_at_the_third_visit() -> No
     got = engine.step(Action(kind="continue"), frozenset({5}))
     assert got.line == 5
     assert engine.predictions == ["step_into"] * 5 + ["continue"]  # 3, 4, 3, 4, 3: line 3 a third time
-    assert engine.followed_steps == 5 and engine.follow_steps > 5
+    assert engine.followed_steps == 5 and engine.follow_budget() > 5
