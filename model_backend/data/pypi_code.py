@@ -79,8 +79,9 @@ def pypi_programs(seed: int, n_random: int = 3, max_doctests: int = 3, max_lines
                   packages: dict[str, tuple[str, ...]] | None = None, per_module: int = PER_MODULE,
                   skip: int = 0) -> list[Program]:
     """Standalone scripts for the public functions of `packages`' modules (`per_module` at the most, the
-    first in the module's order after the first `skip`), each with its doctest calls (up to `max_doctests`) and `n_random` random
-    inputs. Paths are `<pypi:package.module.function>`; the origin is "pypi"."""
+    first in the module's order after the first `skip`), each with its doctest calls (up to
+    `max_doctests`) and `n_random` random inputs. Paths are `<pypi:package.module.function>`; the origin
+    is "pypi"."""
     out: list[Program] = []
     for package, modules in (PACKAGES if packages is None else packages).items():
         resolver = _Resolver(package_root(package), package=package)
@@ -103,7 +104,7 @@ def more_pypi_programs(seed: int, n_random: int = 3) -> list[Program]:
     the program does not show."""
     programs = (pypi_programs(seed, n_random, skip=PER_MODULE, per_module=MORE_PER_MODULE)
                 + pypi_programs(seed, n_random, packages=MORE_PACKAGES, per_module=MORE_PER_MODULE))
-    return [p for p in programs if imported_modules(p.source) <= set(sys.stdlib_module_names)]
+    return [p for p in programs if imported_modules(p.source) <= sys.stdlib_module_names]
 
 
 def imported_modules(source: str) -> set[str]:
